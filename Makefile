@@ -1,0 +1,36 @@
+# lakeplan: `make run` runs the example pipeline, `make test` runs every test and the linter.
+# Both set everything up on first use (scripts/setup.sh); later runs skip what is installed.
+SHELL := /bin/bash
+SF ?= 0.01
+
+VENV := $(CURDIR)/.venv
+export LAKEPLAN_HOME := $(CURDIR)/.lakeplan
+export SPARK_CONF_DIR := $(LAKEPLAN_HOME)/spark-conf
+export LAKEPLAN_TPCH_DIR := $(LAKEPLAN_HOME)/data/tpch/sf$(SF)
+export DBT_PROFILES_DIR := $(CURDIR)/profiles
+export DBT_SEND_ANONYMOUS_USAGE_STATS := false
+export DO_NOT_TRACK := 1
+export PATH := $(VENV)/bin:$(PATH)
+
+.PHONY: setup data run test lint clean
+
+setup:
+	@scripts/setup.sh
+
+data: setup
+	@scripts/tpch_data.sh "$(SF)" "$(LAKEPLAN_TPCH_DIR)"
+
+run: data
+	dbt build
+
+test: data
+	pytest $(PYTEST_ARGS)
+	dbt build
+	sqlfluff lint models macros
+
+lint: setup
+	sqlfluff lint models macros
+
+# Removes the warehouse, metastore and generated data; keeps .venv.
+clean:
+	rm -rf .lakeplan target logs

@@ -1,0 +1,104 @@
+"""Shared test fixtures: dbt runs in-process (dbtRunner), so every integration test in the session
+shares one SparkSession (one JVM start) and reads the same Iceberg catalog as dbt."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dbt.cli.main import dbtRunner, dbtRunnerResult
+
+REPO = Path(__file__).resolve().parents[1]
+REQUIRED_ENV = ("SPARK_CONF_DIR", "DBT_PROFILES_DIR", "LAKEPLAN_TPCH_DIR")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    missing = [name for name in REQUIRED_ENV if not os.environ.get(name)]
+    if missing:
+        raise pytest.UsageError(
+            f"{', '.join(missing)} not set: run the tests with `make test` "
+            "(select some with `make test PYTEST_ARGS='-k <name>'`)."
+        )
+
+
+class DbtProject:
+    """A dbt project on disk and a way to invoke dbt on it in this process."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def invoke(self, *args: str) -> tuple[dbtRunnerResult, str]:
+        """Runs `dbt <args>`; returns dbt's result and every message dbt logged, as one text."""
+        messages: list[str] = []
+        runner = dbtRunner(callbacks=[lambda event: messages.append(event.info.msg)])
+        result = runner.invoke([*args, "--project-dir", str(self.path)])
+        return result, "\n".join(messages)
+
+    def run(self, *args: str) -> dbtRunnerResult:
+        """Runs `dbt <args>` and fails the test, showing dbt's log, when dbt does not succeed."""
+        result, log = self.invoke(*args)
+        if not result.success:
+            pytest.fail(f"`dbt {' '.join(args)}` failed in {self.path}:\n{log[-6000:]}")
+        return result
+
+    def fail(self, *args: str) -> str:
+        """Runs `dbt <args>`, which must fail; returns dbt's log for assertions on the message."""
+        result, log = self.invoke(*args)
+        assert not result.success, f"`dbt {' '.join(args)}` succeeded but should have failed:\n{log[-3000:]}"
+        assert "Traceback (most recent call last)" not in log, f"dbt crashed instead of reporting:\n{log}"
+        return log
+
+
+@pytest.fixture(scope="session")
+def example() -> DbtProject:
+    """The repository's own example project (the one `make run` builds)."""
+    return DbtProject(REPO)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The SparkSession dbt uses (same process, same SPARK_CONF_DIR settings)."""
+    from pyspark.sql import SparkSession
+
+    return SparkSession.builder.enableHiveSupport().getOrCreate()
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+@pytest.fixture(scope="session")
+def make_project(tmp_path_factory):
+    """Builds a small dbt project that uses lakeplan as a local package (its macros and plugin, not
+    its example models). Each project writes to its own schema, `lakeplan_<name>`."""
+
+    def make(name: str, files: dict[str, str], project: dict | None = None) -> DbtProject:
+        root = tmp_path_factory.mktemp(name)
+        config = {
+            "name": name,
+            "version": "0.1.0",
+            "config-version": 2,
+            "profile": "lakeplan",
+            "models": {name: {"+schema": name, "+file_format": "iceberg"}, "lakeplan": {"+enabled": False}},
+            "seeds": {name: {"+schema": name, "+file_format": "iceberg"}, "lakeplan": {"+enabled": False}},
+            "sources": {"lakeplan": {"+enabled": False}},
+            "data_tests": {"lakeplan": {"+enabled": False}},
+            # lakeplan's overrides of dbt's own macros apply in a project that searches it first.
+            "dispatch": [{"macro_namespace": "dbt", "search_order": [name, "lakeplan", "dbt"]}],
+            **(project or {}),
+        }
+        write_files(root, {"dbt_project.yml": yaml.safe_dump(config), "packages.yml": f"packages:\n  - local: {REPO}\n"})
+        write_files(root, files)
+        dbt = DbtProject(root)
+        dbt.run("deps")
+        return dbt
+
+    yield make
+    shutil.rmtree(tmp_path_factory.getbasetemp(), ignore_errors=True)
