@@ -76,29 +76,23 @@ def write_files(root: Path, files: dict[str, str]) -> None:
 
 @pytest.fixture(scope="session")
 def make_project(tmp_path_factory):
-    """Builds a small dbt project that uses lakeplan as a local package (its macros and plugin, not
-    its example models). Each project writes to its own schema, `lakeplan_<name>`."""
+    """Builds a small lakeplan project: the repository's macros (a symlink) with the test's own models,
+    sources and seeds, as a user of the template has. Each project writes to schema `lakeplan_<name>`."""
 
     def make(name: str, files: dict[str, str], project: dict | None = None) -> DbtProject:
         root = tmp_path_factory.mktemp(name)
         config = {
-            "name": name,
+            "name": "lakeplan",
             "version": "0.1.0",
             "config-version": 2,
             "profile": "lakeplan",
-            "models": {name: {"+schema": name, "+file_format": "iceberg"}, "lakeplan": {"+enabled": False}},
-            "seeds": {name: {"+schema": name, "+file_format": "iceberg"}, "lakeplan": {"+enabled": False}},
-            "sources": {"lakeplan": {"+enabled": False}},
-            "data_tests": {"lakeplan": {"+enabled": False}},
-            # lakeplan's overrides of dbt's own macros apply in a project that searches it first.
-            "dispatch": [{"macro_namespace": "dbt", "search_order": [name, "lakeplan", "dbt"]}],
+            "models": {"lakeplan": {"+schema": name, "+file_format": "iceberg"}},
+            "seeds": {"lakeplan": {"+schema": name, "+file_format": "iceberg"}},
             **(project or {}),
         }
-        write_files(root, {"dbt_project.yml": yaml.safe_dump(config), "packages.yml": f"packages:\n  - local: {REPO}\n"})
-        write_files(root, files)
-        dbt = DbtProject(root)
-        dbt.run("deps")
-        return dbt
+        (root / "macros").symlink_to(REPO / "macros")
+        write_files(root, {"dbt_project.yml": yaml.safe_dump(config), **files})
+        return DbtProject(root)
 
     yield make
     shutil.rmtree(tmp_path_factory.getbasetemp(), ignore_errors=True)

@@ -1,0 +1,5 @@
+{#- dbt-spark's table DDL, with the model's sink `parallelism` applied to the query it writes. -#}
+{% macro spark__create_table_as(temporary, relation, compiled_code, language='sql') -%}
+    {%- set query = lakeplan_sink_distribution(compiled_code) if language == 'sql' else compiled_code -%}
+    {{ return(dbt.spark__create_table_as(temporary, relation, query, language)) }}
+{%- endmacro %}

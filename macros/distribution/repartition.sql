@@ -1,0 +1,11 @@
+{#- Wraps a query in Spark's REPARTITION hint: round-robin over `partitions`, or hash on `keys`.
+    The hint is a shuffle of its own (Exchange RoundRobinPartitioning / hashpartitioning), which AQE
+    does not coalesce, so the stage behind it runs with exactly `partitions` tasks. -#}
+{% macro lakeplan_repartition(query, partitions, keys=[]) %}
+    {{ return(adapter.dispatch('lakeplan_repartition', 'lakeplan')(query, partitions, keys)) }}
+{% endmacro %}
+
+{% macro default__lakeplan_repartition(query, partitions, keys) %}
+    {%- set arguments = [partitions | string] + ([lakeplan_quote_list(keys)] if keys else []) -%}
+    {{ return('(select /*+ REPARTITION(' ~ arguments | join(', ') ~ ') */ * from ' ~ query ~ ' as lakeplan_repartitioned)') }}
+{% endmacro %}

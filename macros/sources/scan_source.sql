@@ -1,0 +1,32 @@
+{#- Reads a source with its declared distribution (Flink FLIP-367 `scan.parallelism`): a relation for
+    FROM / JOIN. Without `scan_parallelism` it is exactly `source()`; with it, this source's stage alone
+    is repartitioned: round-robin for insert-only sources, hashed on the primary key for changelogs. -#}
+{% macro scan_source(source_name, table_name) %}
+    {{ return(adapter.dispatch('scan_source', 'lakeplan')(source_name, table_name)) }}
+{% endmacro %}
+
+{% macro default__scan_source(source_name, table_name) %}
+    {%- set relation = source(source_name, table_name) -%}
+    {%- if not execute -%}{{ return(relation) }}{%- endif -%}
+    {%- set spec = lakeplan_scan_spec(lakeplan_source_node(source_name, table_name)) -%}
+    {%- if spec.datagen -%}
+        {%- set scan = lakeplan_datagen_scan(spec) -%}
+        {%- do lakeplan_check_source_columns(spec, scan.columns) -%}
+    {%- else -%}
+        {%- set scan = {'sql': relation, 'partitioned': false} -%}
+        {%- if spec.primary_key or spec.sequence_by or spec.changelog_mode != 'insert_only' -%}
+            {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
+            {%- if columns -%}{%- do lakeplan_check_source_columns(spec, columns) -%}{%- endif -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- if spec.parallelism is none -%}
+        {{ return(scan.sql) }}
+    {%- elif spec.changelog_mode != 'insert_only' -%}
+        {{ return(lakeplan_repartition(scan.sql, spec.parallelism, spec.primary_key)) }}
+    {%- elif scan.partitioned -%}
+        {#- datagen already scans with `scan_parallelism` partitions, as Flink's datagen does -#}
+        {{ return(scan.sql) }}
+    {%- else -%}
+        {{ return(lakeplan_repartition(scan.sql, spec.parallelism)) }}
+    {%- endif -%}
+{% endmacro %}

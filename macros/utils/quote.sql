@@ -1,0 +1,11 @@
+{#- A Spark identifier quoted for any name from YAML: spaces, mixed case, reserved words, backticks. -#}
+{% macro lakeplan_quote(name) %}
+    {{ return('`' ~ (name | string).replace('`', '``') ~ '`') }}
+{% endmacro %}
+
+{#- The quoted names joined by commas, for column lists and hint keys. -#}
+{% macro lakeplan_quote_list(names) %}
+    {% set quoted = [] %}
+    {% for name in names %}{% do quoted.append(lakeplan_quote(name)) %}{% endfor %}
+    {{ return(quoted | join(', ')) }}
+{% endmacro %}
