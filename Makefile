@@ -26,10 +26,10 @@ run: data
 test: data
 	pytest $(PYTEST_ARGS)
 	dbt build
-	sqlfluff lint models macros
+	sqlfluff lint models macros tests/singular
 
 lint: setup
-	sqlfluff lint models macros
+	sqlfluff lint models macros tests/singular
 
 # Removes the warehouse, metastore and generated data; keeps .venv.
 clean:

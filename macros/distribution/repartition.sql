@@ -7,5 +7,6 @@
 
 {% macro default__lakeplan_repartition(query, partitions, keys) %}
     {%- set arguments = [partitions | string] + ([lakeplan_quote_list(keys)] if keys else []) -%}
-    {{ return('(select /*+ REPARTITION(' ~ arguments | join(', ') ~ ') */ * from ' ~ query ~ ' as lakeplan_repartitioned)') }}
+    {%- set hint = '/*+ REPARTITION(' ~ arguments | join(', ') ~ ') */' -%}
+    {{ return('(select ' ~ hint ~ ' * from ' ~ query ~ ' as lakeplan_repartitioned)') }}
 {% endmacro %}

@@ -3,7 +3,8 @@
     {% for node in graph.sources.values() if node.source_name == source_name and node.name == table_name %}
         {{ return(node) }}
     {% endfor %}
-    {% do exceptions.raise_compiler_error("Source `" ~ source_name ~ "." ~ table_name ~ "` is not defined in any sources YAML.") %}
+    {% do exceptions.raise_compiler_error(
+        "Source `" ~ source_name ~ "." ~ table_name ~ "` is not defined in any sources YAML.") %}
 {% endmacro %}
 
 {#- The validated scan settings of one source table, read from its `meta:`. Every setting is checked here,
@@ -54,8 +55,11 @@
 {#- Raises when a setting names a column the source does not have (compared case-insensitively, as Spark does). -#}
 {% macro lakeplan_check_source_columns(spec, columns) %}
     {%- set known = columns | map('lower') | list -%}
-    {%- set settings = [('primary_key', spec.primary_key), ('sequence_by', [spec.sequence_by] if spec.sequence_by else [])] -%}
-    {%- if spec.changelog_mode != 'insert_only' -%}{%- do settings.append(('op_column', [spec.op_column])) -%}{%- endif -%}
+    {%- set settings = [('primary_key', spec.primary_key)] -%}
+    {%- if spec.sequence_by -%}{%- do settings.append(('sequence_by', [spec.sequence_by])) -%}{%- endif -%}
+    {%- if spec.changelog_mode != 'insert_only' -%}
+        {%- do settings.append(('op_column', [spec.op_column])) -%}
+    {%- endif -%}
     {%- for setting, names in settings -%}
         {%- for name in names if name | lower not in known -%}
             {%- do exceptions.raise_compiler_error(

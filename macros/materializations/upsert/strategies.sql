@@ -10,7 +10,7 @@
     {%- set sequence = lakeplan_quote(spec.sequence_by) if spec.sequence_by else 'null' -%}
     {%- set null_keys = [] -%}
     {%- for key in spec.unique_key -%}{%- do null_keys.append(lakeplan_quote(key) ~ ' is null') -%}{%- endfor -%}
-    {%- set context = lakeplan_string_literal(' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)') -%}
+{%- set context = lakeplan_string_literal(' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)') %}
     select {{ lakeplan_quote_list(columns) }}
     from (
         select
@@ -52,10 +52,10 @@
     {%- endif -%}
     {%- set assignments = [] -%}
     {%- set values = [] -%}
-    {%- for column in columns -%}
-        {%- do assignments.append(lakeplan_quote(column) ~ ' = lakeplan_change.' ~ lakeplan_quote(column)) -%}
-        {%- do values.append('lakeplan_change.' ~ lakeplan_quote(column)) -%}
-    {%- endfor -%}
+{%- for column in columns -%}
+    {%- do assignments.append(lakeplan_quote(column) ~ ' = lakeplan_change.' ~ lakeplan_quote(column)) -%}
+    {%- do values.append('lakeplan_change.' ~ lakeplan_quote(column)) -%}
+{%- endfor %}
     merge into {{ target }} as lakeplan_table
     using {{ changes }} as lakeplan_change
     on {{ matches | join(' and ') }}

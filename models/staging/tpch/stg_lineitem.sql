@@ -14,4 +14,4 @@ select
     l_receiptdate as receipt_date,
     l_shipmode as ship_mode,
     l_extendedprice * (1 - l_discount) as net_revenue
-from {{ source('tpch', 'lineitem') }}
+from {{ scan_source('tpch', 'lineitem') }}
