@@ -12,7 +12,7 @@ export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export DO_NOT_TRACK := 1
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: setup data run test lint clean
+.PHONY: setup data run dbt test lint clean
 
 setup:
 	@scripts/setup.sh
@@ -22,6 +22,10 @@ data: setup
 
 run: data
 	dbt build
+
+# Any dbt command in lakeplan's environment: make dbt ARGS='run --select dim_customer'
+dbt: data
+	dbt $(ARGS)
 
 test: data
 	pytest $(PYTEST_ARGS)
