@@ -6,6 +6,12 @@
     {%- do lakeplan_check_parallelism(parallelism, 'model `' ~ model.name ~ '`', 'parallelism') -%}
     {%- set unique_key = config.get('unique_key') -%}
     {%- set keys = [] if unique_key is none else ([unique_key] if unique_key is string else unique_key) -%}
+    {{ return(lakeplan_sink_distribution_by(sql, parallelism, keys)) }}
+{% endmacro %}
+
+{#- `sql` redistributed into `parallelism` partitions, hashed on `keys` when there are any. -#}
+{% macro lakeplan_sink_distribution_by(sql, parallelism, keys) %}
+    {%- if parallelism is none -%}{{ return(sql) }}{%- endif -%}
     {{ return('select * from ' ~ lakeplan_repartition('(' ~ sql ~ ')', parallelism, keys)) }}
 {% endmacro %}
 

@@ -1,0 +1,34 @@
+{#- A partial-update target (FLIP-506 sink reuse): each write group of members that lakeplan's plugin
+    formed is one statement and one Iceberg commit: UNION ALL of the members -> collapse -> MERGE.
+    Every member and the overlaps between them are checked before anything is written. -#}
+{% materialization partial_update, adapter='spark' %}
+    {%- set spec = lakeplan_validate_get_partial_update_spec() -%}
+    {%- set target_relation = this.incorporate(type='table') -%}
+    {%- set existing_relation = load_relation(this) -%}
+
+    {%- set plans = [] -%}
+    {%- for group in spec.groups -%}
+        {%- do plans.append(lakeplan_partial_update_plan(group, spec)) -%}
+    {%- endfor -%}
+    {%- do lakeplan_validate_partial_update_overlaps(plans, spec) -%}
+
+    {{ run_hooks(pre_hooks) }}
+
+    {%- set creates = existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
+    {%- if creates -%}
+        {%- if existing_relation is not none and existing_relation.is_view -%}
+            {%- do adapter.drop_relation(existing_relation) -%}
+        {%- endif -%}
+        {%- call statement('main' if not plans else 'create_target') -%}
+            {{ lakeplan_partial_update_create_sql(target_relation, spec) }}
+        {%- endcall -%}
+    {%- endif -%}
+
+    {%- for plan in plans -%}
+        {%- do lakeplan_partial_update_write(target_relation, plan, spec, 'main' if loop.last else 'write_group_' ~ loop.index) -%}
+    {%- endfor -%}
+
+    {% do persist_docs(target_relation, model) %}
+    {{ run_hooks(post_hooks) }}
+    {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}

@@ -1,0 +1,126 @@
+{#- SQL of the unioned partial-update write (Apache Paimon's partial-update merge engine):
+    UNION ALL of the members, padded with typed NULLs -> collapse to one row per key -> one MERGE.
+    Per key and column the latest non-null value wins; a NULL never overwrites; rows already in the table
+    are older than this run's. Rows are ordered by (sequence_by, member position): NULL sequence first. -#}
+
+{#- One union branch per member: every written target column, cast to its type; the others NULL. -#}
+{% macro lakeplan_partial_update_union_sql(plan, spec) %}
+    {%- set branches = [] -%}
+    {%- for member in plan.members -%}
+        {%- set by_name = {} -%}
+        {%- for name in member.written -%}{%- do by_name.update({name | lower: name}) -%}{%- endfor -%}
+        {%- set projections = [] -%}
+        {%- for column in spec.columns -%}
+            {%- set source = by_name.get(column.name | lower) -%}
+            {%- set value = lakeplan_quote(source) if source else 'null' -%}
+            {%- do projections.append('cast(' ~ value ~ ' as ' ~ column.data_type ~ ') as ' ~ lakeplan_quote(column.name)) -%}
+        {%- endfor -%}
+        {%- set sequence = member.config.sequence_by -%}
+        {%- set sequence_value = 'cast(' ~ (lakeplan_quote(sequence) if sequence else 'null') ~ ' as ' ~ plan.sequence_type ~ ')' -%}
+        {%- do projections.append("named_struct('sequence', " ~ sequence_value ~ ", 'member', " ~ loop.index ~ ') as lakeplan_order') -%}
+        {%- set op = lakeplan_quote(member.config.op_column) if member.config.op_column else 'cast(null as string)' -%}
+        {%- do projections.append(op ~ ' as lakeplan_op') -%}
+        {%- do projections.append(lakeplan_partial_update_row_check(member, spec) ~ ' as lakeplan_row_check') -%}
+        {%- do branches.append('select ' ~ projections | join(',\n        ') ~ '\n    from ' ~ member.view) -%}
+    {%- endfor -%}
+    {{ return(branches | join('\n    union all\n    ')) }}
+{% endmacro %}
+
+{#- A per-row guard: a NULL key or an unknown op stops the statement, so nothing is written. -#}
+{% macro lakeplan_partial_update_row_check(member, spec) %}
+    {%- set where = ' in member `' ~ member.config.name ~ '` of `' ~ spec.model ~ '`' -%}
+    {%- set null_keys = [] -%}
+    {%- for key in spec.unique_key -%}{%- do null_keys.append(lakeplan_quote(key) ~ ' is null') -%}{%- endfor -%}
+    {%- set checks = ['when ' ~ null_keys | join(' or ') ~ ' then raise_error('
+        ~ lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')' ~ where) ~ ')'] -%}
+    {%- if member.config.op_column -%}
+        {%- set op = lakeplan_quote(member.config.op_column) -%}
+        {%- do checks.append('when ' ~ op ~ " is null or " ~ op ~ " not in ('+I', '+U', '-U', '-D') then raise_error(concat("
+            ~ "'Invalid changelog op ', coalesce(" ~ op ~ ", 'NULL'), " ~ lakeplan_string_literal(where) ~ '))') -%}
+    {%- endif -%}
+    {{ return('case ' ~ checks | join(' ') ~ ' else true end') }}
+{% endmacro %}
+
+{#- One row per key: each column's latest non-null value, plus `lakeplan_deleted` / `lakeplan_alive`
+    (remove_record: the key was deleted in this run / re-inserted after its last delete). -#}
+{% macro lakeplan_partial_update_collapse_sql(plan, spec) %}
+    {%- set keys = lakeplan_quote_list(spec.unique_key) -%}
+    {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
+    {%- set after_delete = '(lakeplan_last_delete is null or lakeplan_order > lakeplan_last_delete)' -%}
+    {%- set live = "lakeplan_op is distinct from '-D' and " ~ after_delete -%}
+    {%- set aggregates = [] -%}
+    {%- for column in spec.columns if column.name | lower not in spec.unique_key | map('lower') | list -%}
+        {%- set name = lakeplan_quote(column.name) -%}
+        {%- do aggregates.append('max_by(' ~ name ~ ', case when ' ~ name ~ ' is not null and ' ~ live
+            ~ ' then lakeplan_order end) as ' ~ name) -%}
+    {%- endfor -%}
+    {%- do aggregates.append('max(lakeplan_last_delete) is not null as lakeplan_deleted') -%}
+    {%- do aggregates.append('count(case when ' ~ live ~ ' then 1 end) > 0 as lakeplan_alive') -%}
+    {%- set dropped_ops = ['-U'] + ([] if removes else ['-D']) -%}
+    {%- set last_delete = "max(case when lakeplan_op = '-D' then lakeplan_order end) over (partition by " ~ keys ~ ')'
+        if removes else 'cast(null as ' ~ plan.order_type ~ ')' -%}
+    select
+        {{ keys }},
+        {{ aggregates | join(',\n        ') }}
+    from (
+        select *, {{ last_delete }} as lakeplan_last_delete
+        from (
+    {{ lakeplan_partial_update_union_sql(plan, spec) }}
+        ) as lakeplan_members
+        where lakeplan_row_check and (lakeplan_op is null or lakeplan_op not in ('{{ dropped_ops | join("', '") }}'))
+    ) as lakeplan_rows
+    group by {{ keys }}
+    having {{ lakeplan_partial_update_duplicate_check(spec) }}
+{% endmacro %}
+
+{#- Two rows of one member with one key and one sequence value leave no order: an error, not a guess. -#}
+{% macro lakeplan_partial_update_duplicate_check(spec) %}
+    {%- set message = lakeplan_string_literal('Duplicate rows for one key and one sequence value in a member of `'
+        ~ spec.model ~ '` (key ') -%}
+    {{ return("case when size(collect_set(lakeplan_order)) < count(*) then raise_error(concat(" ~ message
+        ~ ", to_json(struct(" ~ lakeplan_quote_list(spec.unique_key) ~ ")), ')')) else true end") }}
+{% endmacro %}
+
+{#- The MERGE of one group: only the group's columns change; NULL never overwrites; remove_record deletes. -#}
+{% macro lakeplan_partial_update_merge_sql(target, source, plan, spec) %}
+    {%- set matches = [] -%}
+    {%- for key in spec.unique_key -%}
+        {%- do matches.append('lakeplan_table.' ~ lakeplan_quote(key) ~ ' = lakeplan_change.' ~ lakeplan_quote(key)) -%}
+    {%- endfor -%}
+    {%- set keep, replace, names, values = [], [], [], [] -%}
+    {%- for column in spec.columns -%}
+        {%- set name = lakeplan_quote(column.name) -%}
+        {%- do names.append(name) -%}
+        {%- do values.append('lakeplan_change.' ~ name) -%}
+        {%- do replace.append(name ~ ' = lakeplan_change.' ~ name) -%}
+        {%- if column.name | lower in plan.written and column.name | lower not in spec.unique_key | map('lower') | list -%}
+            {%- do keep.append(name ~ ' = coalesce(lakeplan_change.' ~ name ~ ', lakeplan_table.' ~ name ~ ')') -%}
+        {%- endif -%}
+    {%- endfor %}
+    merge into {{ target }} as lakeplan_table
+    using {{ source }} as lakeplan_change
+    on {{ matches | join(' and ') }}
+    {%- if plan.changelog and spec.on_delete == 'remove_record' %}
+    when matched and lakeplan_change.lakeplan_deleted and not lakeplan_change.lakeplan_alive then delete
+    when matched and lakeplan_change.lakeplan_deleted then update set {{ replace | join(', ') }}
+    {%- endif %}
+    {%- if keep %}
+    when matched then update set {{ keep | join(', ') }}
+    {%- endif %}
+    when not matched and lakeplan_change.lakeplan_alive then insert ({{ names | join(', ') }}) values ({{ values | join(', ') }})
+{% endmacro %}
+
+{#- write_mode overwrite: the group's rows replace the table, or the static partition it names. -#}
+{% macro lakeplan_partial_update_overwrite_sql(target, source, plan, spec) %}
+    {%- set static = plan.group.static_partition -%}
+    {%- set fixed = static.keys() | map('lower') | list -%}
+    {%- set partition = [] -%}
+    {%- for name, value in static.items() -%}
+        {%- do partition.append(lakeplan_quote(name) ~ ' = ' ~ lakeplan_string_literal(value)) -%}
+    {%- endfor -%}
+    {%- set written = [] -%}
+    {%- for name in spec.columns | map(attribute='name') if name | lower not in fixed -%}{%- do written.append(lakeplan_quote(name)) -%}{%- endfor %}
+    insert overwrite {{ target }}
+    {%- if partition %} partition ({{ partition | join(', ') }}){% endif %}
+    select {{ written | join(', ') }} from {{ source }} where lakeplan_alive
+{% endmacro %}
