@@ -16,12 +16,17 @@ REPO = Path(__file__).resolve().parents[1]
 REQUIRED_ENV = ("SPARK_CONF_DIR", "DBT_PROFILES_DIR", "LAKEPLAN_TPCH_DIR")
 
 
-def pytest_configure(config: pytest.Config) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def lakeplan_environment(request):
+    """Integration tests need the Makefile's environment; unit tests run anywhere."""
+    if not any("integration" in str(item.path) for item in request.session.items):
+        return
     missing = [name for name in REQUIRED_ENV if not os.environ.get(name)]
     if missing:
-        raise pytest.UsageError(
+        pytest.exit(
             f"{', '.join(missing)} not set: run the tests with `make test` "
-            "(select some with `make test PYTEST_ARGS='-k <name>'`)."
+            "(select some with `make test PYTEST_ARGS='-k <name>'`).",
+            returncode=2,
         )
 
 

@@ -3,7 +3,8 @@
 {% macro lakeplan_set_session_options(options) %}
     {%- set previous = {} -%}
     {%- for key, value in (options or {}).items() -%}
-        {%- if not modules.re.match('^[A-Za-z0-9_.-]+$', key) or (value is not none and modules.re.search('[;\\n]', value | string)) -%}
+        {%- set unsafe_value = value is not none and modules.re.search('[;\\n]', value | string) -%}
+        {%- if not modules.re.match('^[A-Za-z0-9_.-]+$', key) or unsafe_value -%}
             {%- do exceptions.raise_compiler_error(
                 'Invalid write option ' ~ key | tojson ~ ': ' ~ value | tojson ~ ' in model `' ~ model.name ~ '`.\n'
                 ~ 'Write options are Spark settings: a dotted key, and a value without `;` or line breaks.') -%}

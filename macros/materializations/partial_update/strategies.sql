@@ -13,11 +13,14 @@
         {%- for column in spec.columns -%}
             {%- set source = by_name.get(column.name | lower) -%}
             {%- set value = lakeplan_quote(source) if source else 'null' -%}
-            {%- do projections.append('cast(' ~ value ~ ' as ' ~ column.data_type ~ ') as ' ~ lakeplan_quote(column.name)) -%}
+            {%- do projections.append(
+                'cast(' ~ value ~ ' as ' ~ column.data_type ~ ') as ' ~ lakeplan_quote(column.name)) -%}
         {%- endfor -%}
         {%- set sequence = member.config.sequence_by -%}
-        {%- set sequence_value = 'cast(' ~ (lakeplan_quote(sequence) if sequence else 'null') ~ ' as ' ~ plan.sequence_type ~ ')' -%}
-        {%- do projections.append("named_struct('sequence', " ~ sequence_value ~ ", 'member', " ~ loop.index ~ ') as lakeplan_order') -%}
+        {%- set sequence_value = 'cast(' ~ (lakeplan_quote(sequence) if sequence else 'null')
+            ~ ' as ' ~ plan.sequence_type ~ ')' -%}
+        {%- do projections.append(
+            "named_struct('sequence', " ~ sequence_value ~ ", 'member', " ~ loop.index ~ ') as lakeplan_order') -%}
         {%- set op = lakeplan_quote(member.config.op_column) if member.config.op_column else 'cast(null as string)' -%}
         {%- do projections.append(op ~ ' as lakeplan_op') -%}
         {%- do projections.append(lakeplan_partial_update_row_check(member, spec) ~ ' as lakeplan_row_check') -%}
@@ -35,8 +38,9 @@
         ~ lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')' ~ where) ~ ')'] -%}
     {%- if member.config.op_column -%}
         {%- set op = lakeplan_quote(member.config.op_column) -%}
-        {%- do checks.append('when ' ~ op ~ " is null or " ~ op ~ " not in ('+I', '+U', '-U', '-D') then raise_error(concat("
-            ~ "'Invalid changelog op ', coalesce(" ~ op ~ ", 'NULL'), " ~ lakeplan_string_literal(where) ~ '))') -%}
+        {%- do checks.append('when ' ~ op ~ ' is null or ' ~ op ~ " not in ('+I', '+U', '-U', '-D')"
+            ~ " then raise_error(concat('Invalid changelog op ', coalesce(" ~ op ~ ", 'NULL'), "
+            ~ lakeplan_string_literal(where) ~ '))') -%}
     {%- endif -%}
     {{ return('case ' ~ checks | join(' ') ~ ' else true end') }}
 {% endmacro %}
@@ -57,8 +61,8 @@
     {%- do aggregates.append('max(lakeplan_last_delete) is not null as lakeplan_deleted') -%}
     {%- do aggregates.append('count(case when ' ~ live ~ ' then 1 end) > 0 as lakeplan_alive') -%}
     {%- set dropped_ops = ['-U'] + ([] if removes else ['-D']) -%}
-    {%- set last_delete = "max(case when lakeplan_op = '-D' then lakeplan_order end) over (partition by " ~ keys ~ ')'
-        if removes else 'cast(null as ' ~ plan.order_type ~ ')' -%}
+    {%- set last_delete = "max(case when lakeplan_op = '-D' then lakeplan_order end)"
+        ~ ' over (partition by ' ~ keys ~ ')' if removes else 'cast(null as ' ~ plan.order_type ~ ')' -%}
     select
         {{ keys }},
         {{ aggregates | join(',\n        ') }}
@@ -85,29 +89,32 @@
 {% macro lakeplan_partial_update_merge_sql(target, source, plan, spec) %}
     {%- set matches = [] -%}
     {%- for key in spec.unique_key -%}
-        {%- do matches.append('lakeplan_table.' ~ lakeplan_quote(key) ~ ' = lakeplan_change.' ~ lakeplan_quote(key)) -%}
+        {%- do matches.append(
+            'lakeplan_table.' ~ lakeplan_quote(key) ~ ' = lakeplan_change.' ~ lakeplan_quote(key)) -%}
     {%- endfor -%}
+    {%- set keys = spec.unique_key | map('lower') | list -%}
     {%- set keep, replace, names, values = [], [], [], [] -%}
     {%- for column in spec.columns -%}
         {%- set name = lakeplan_quote(column.name) -%}
         {%- do names.append(name) -%}
         {%- do values.append('lakeplan_change.' ~ name) -%}
         {%- do replace.append(name ~ ' = lakeplan_change.' ~ name) -%}
-        {%- if column.name | lower in plan.written and column.name | lower not in spec.unique_key | map('lower') | list -%}
+        {%- if column.name | lower in plan.written and column.name | lower not in keys -%}
             {%- do keep.append(name ~ ' = coalesce(lakeplan_change.' ~ name ~ ', lakeplan_table.' ~ name ~ ')') -%}
         {%- endif -%}
-    {%- endfor %}
-    merge into {{ target }} as lakeplan_table
-    using {{ source }} as lakeplan_change
-    on {{ matches | join(' and ') }}
-    {%- if plan.changelog and spec.on_delete == 'remove_record' %}
-    when matched and lakeplan_change.lakeplan_deleted and not lakeplan_change.lakeplan_alive then delete
-    when matched and lakeplan_change.lakeplan_deleted then update set {{ replace | join(', ') }}
-    {%- endif %}
-    {%- if keep %}
-    when matched then update set {{ keep | join(', ') }}
-    {%- endif %}
-    when not matched and lakeplan_change.lakeplan_alive then insert ({{ names | join(', ') }}) values ({{ values | join(', ') }})
+    {%- endfor -%}
+    {%- set clauses = [] -%}
+    {%- if plan.changelog and spec.on_delete == 'remove_record' -%}
+        {%- do clauses.append('when matched and lakeplan_change.lakeplan_deleted and not lakeplan_change.lakeplan_alive'
+            ~ ' then delete') -%}
+        {%- do clauses.append(
+            'when matched and lakeplan_change.lakeplan_deleted then update set ' ~ replace | join(', ')) -%}
+    {%- endif -%}
+    {%- if keep -%}{%- do clauses.append('when matched then update set ' ~ keep | join(', ')) -%}{%- endif -%}
+    {%- do clauses.append('when not matched and lakeplan_change.lakeplan_alive then insert ('
+        ~ names | join(', ') ~ ') values (' ~ values | join(', ') ~ ')') -%}
+    {{ return('merge into ' ~ target ~ ' as lakeplan_table using ' ~ source ~ ' as lakeplan_change\non '
+        ~ matches | join(' and ') ~ '\n' ~ clauses | join('\n')) }}
 {% endmacro %}
 
 {#- write_mode overwrite: the group's rows replace the table, or the static partition it names. -#}
@@ -119,8 +126,10 @@
         {%- do partition.append(lakeplan_quote(name) ~ ' = ' ~ lakeplan_string_literal(value)) -%}
     {%- endfor -%}
     {%- set written = [] -%}
-    {%- for name in spec.columns | map(attribute='name') if name | lower not in fixed -%}{%- do written.append(lakeplan_quote(name)) -%}{%- endfor %}
-    insert overwrite {{ target }}
-    {%- if partition %} partition ({{ partition | join(', ') }}){% endif %}
-    select {{ written | join(', ') }} from {{ source }} where lakeplan_alive
+    {%- for name in spec.columns | map(attribute='name') if name | lower not in fixed -%}
+        {%- do written.append(lakeplan_quote(name)) -%}
+    {%- endfor -%}
+    {%- set partition_clause = ' partition (' ~ partition | join(', ') ~ ')' if partition else '' -%}
+    {{ return('insert overwrite ' ~ target ~ partition_clause ~ '\nselect ' ~ written | join(', ')
+        ~ ' from ' ~ source ~ ' where lakeplan_alive') }}
 {% endmacro %}

@@ -32,7 +32,9 @@
     column of a type that casts, changelog members allowed by `partial_update_on_delete`. -#}
 {% macro lakeplan_validate_partial_update_member(member, columns, spec) %}
     {%- set target_types = {} -%}
-    {%- for column in spec.columns -%}{%- do target_types.update({column.name | lower: column.data_type}) -%}{%- endfor -%}
+    {%- for column in spec.columns -%}
+        {%- do target_types.update({column.name | lower: column.data_type}) -%}
+    {%- endfor -%}
     {%- set member_columns = columns | map(attribute='name') | map('lower') | list -%}
     {%- set fix = '\nFix: ' -%}
     {%- for key in spec.unique_key if key | lower not in member_columns -%}

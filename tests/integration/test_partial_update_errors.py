@@ -1,0 +1,104 @@
+"""Every partial-update misconfiguration is a dbt error naming the model and the fix, raised before
+anything is written; none passes silently or as a Python traceback."""
+
+import pytest
+
+from tests.integration.test_partial_update import member, target_yml
+
+TARGET = {
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "int", "b": "string"}),
+}
+
+PARSE_CASES = {
+    "unknown_target": (
+        {**TARGET, "models/m.sql": member("nope", "select 1 as id")},
+        ["Model `m` sets partial_update_target: 'nope', but no model of that name exists", "Fix:"],
+    ),
+    "not_a_target": (
+        {**TARGET, "models/plain.sql": "select 1 as id", "models/m.sql": member("plain", "select 1 as id")},
+        ["`plain` is not a partial-update target (it is materialized as `view`)", "Fix:"],
+    ),
+    "no_unique_key": (
+        {
+            "models/wide.sql": "{{ partial_update_target() }}",
+            "models/wide.yml": target_yml("wide", {"id": "bigint"}, unique_key=None),
+            "models/m.sql": member("wide", "select 1 as id"),
+        },
+        ["Partial-update target `wide` has no `unique_key`", "Fix: set `unique_key`"],
+    ),
+    "no_types": (
+        {
+            "models/wide.sql": "{{ partial_update_target() }}",
+            "models/wide.yml": "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: id}\n    columns:\n"
+            "      - {name: id, data_type: bigint}\n      - {name: a}\n",
+            "models/m.sql": member("wide", "select 1 as id"),
+        },
+        ["Partial-update target `wide` must declare every column with its `data_type`", "missing for: a"],
+    ),
+    "write_mode": (
+        {**TARGET, "models/m.sql": member("wide", "select 1 as id", write_mode="upsert")},
+        ["Model `m` has write_mode: 'upsert'", "Fix: set write_mode to `merge`"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PARSE_CASES))
+def test_structural_mistakes_stop_parsing(make_project, case):
+    files, fragments = PARSE_CASES[case]
+    log = make_project(f"pu_{case}", files).fail("parse")
+    assert "Compilation Error" in log
+    for fragment in fragments:
+        assert fragment in log
+
+
+def test_reuse_switch_must_be_a_boolean(make_project):
+    log = make_project("pu_switch", {**TARGET, "models/m.sql": member("wide", "select 1 as id")}).fail(
+        "parse", "--vars", "{reuse_sink_enabled: maybe}"
+    )
+    assert "var reuse_sink_enabled is 'maybe'; it must be true or false" in log
+
+
+RUN_CASES = {
+    "extra_column": (
+        "select 1 as id, 2 as z",
+        ["Member `m_extra_column` selects `z`, which is not a column of partial-update target `t_extra_column`"],
+    ),
+    "no_key": (
+        "select 5 as a",
+        ["Member `m_no_key` of partial-update target `t_no_key` does not select the key column `id`"],
+    ),
+    "bad_cast": (
+        "select 1 as id, array(1, 2) as a",
+        ["Member `m_bad_cast` writes `a` as array<int>, which Spark cannot cast to the target's int"],
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def run_errors(make_project):
+    files = {}
+    for case, (sql, _) in RUN_CASES.items():
+        files[f"models/t_{case}.sql"] = "{{ partial_update_target() }}"
+        files[f"models/t_{case}.yml"] = target_yml(f"t_{case}", {"id": "bigint", "a": "int", "b": "string"})
+        files[f"models/m_{case}.sql"] = member(f"t_{case}", sql)
+    files["models/t_overlap.sql"] = "{{ partial_update_target() }}"
+    files["models/t_overlap.yml"] = target_yml("t_overlap", {"id": "bigint", "a": "int"})
+    files["models/m_first.sql"] = member("t_overlap", "select 1 as id, 1 as a, 1 as v", sequence_by="v")
+    files["models/m_second.sql"] = member("t_overlap", "select 1 as id, 2 as a")
+    return make_project("pu_runtime", files)
+
+
+@pytest.mark.parametrize("case", sorted(RUN_CASES))
+def test_member_mistakes_fail_the_target_before_writing(run_errors, spark, case):
+    log = run_errors.fail("run", "--select", f"t_{case}")
+    assert f"Compilation Error in model t_{case}" in log
+    for fragment in RUN_CASES[case][1]:
+        assert fragment in log
+    assert spark.sql(f"show tables in lakeplan_pu_runtime like 't_{case}'").count() == 0
+
+
+def test_overlapping_columns_without_sequence_are_ambiguous(run_errors):
+    log = run_errors.fail("run", "--select", "t_overlap")
+    assert "Members `m_first` and `m_second` both write column `a` of partial-update target `t_overlap`" in log
+    assert "Fix: set `sequence_by` on both members" in log
