@@ -1,6 +1,7 @@
 {#- Reads a source with its declared distribution (Flink FLIP-367 `scan.parallelism`): a relation for
     FROM / JOIN. Without `scan_parallelism` it is exactly `source()`; with it, this source's stage alone
-    is repartitioned: round-robin for insert-only sources, hashed on the primary key for changelogs. -#}
+    is repartitioned: round-robin for insert-only sources, hashed on the primary key for changelogs.
+    A pre-keyed source is checked against its real bucketing and read as it is (no shuffle). -#}
 {% macro scan_source(source_name, table_name) %}
     {{ return(adapter.dispatch('scan_source', 'lakeplan')(source_name, table_name)) }}
 {% endmacro %}
@@ -13,7 +14,8 @@
         {%- set scan = lakeplan_datagen_scan(spec) -%}
         {%- do lakeplan_check_source_columns(spec, scan.columns) -%}
     {%- else -%}
-        {%- set scan = {'sql': relation, 'partitioned': false} -%}
+        {%- set scan = {'sql': relation, 'partitioned': spec.keyed is not none} -%}
+        {%- if spec.keyed -%}{%- do lakeplan_check_keyed_layout(relation, spec.keyed, spec.owner) -%}{%- endif -%}
         {%- if spec.primary_key or spec.sequence_by or spec.changelog_mode != 'insert_only' -%}
             {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
             {%- if columns -%}{%- do lakeplan_check_source_columns(spec, columns) -%}{%- endif -%}
@@ -21,11 +23,12 @@
     {%- endif -%}
     {%- if spec.parallelism is none -%}
         {{ return(scan.sql) }}
+    {%- elif scan.partitioned -%}
+        {#- datagen scans with `scan_parallelism` partitions, as Flink's datagen does; a pre-keyed table
+            scans one task per key group, which scan_parallelism equals (checked) -#}
+        {{ return(scan.sql) }}
     {%- elif spec.changelog_mode != 'insert_only' -%}
         {{ return(lakeplan_repartition(scan.sql, spec.parallelism, spec.primary_key)) }}
-    {%- elif scan.partitioned -%}
-        {#- datagen already scans with `scan_parallelism` partitions, as Flink's datagen does -#}
-        {{ return(scan.sql) }}
     {%- else -%}
         {{ return(lakeplan_repartition(scan.sql, spec.parallelism)) }}
     {%- endif -%}

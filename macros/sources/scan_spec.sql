@@ -20,6 +20,7 @@
         'op_column': meta.get('op_column', '_op'),
         'sequence_by': meta.get('sequence_by'),
         'datagen': meta.get('datagen'),
+        'keyed': lakeplan_keyed_spec(meta.get('pre_keyed_by'), meta.get('key_groups'), owner, 'pre_keyed_by'),
     } -%}
     {%- if spec.parallelism is not none -%}
         {%- do lakeplan_check_parallelism(spec.parallelism, owner, 'meta.scan_parallelism') -%}
@@ -36,6 +37,25 @@
             owner ~ ' is a changelog source (changelog_mode: ' ~ spec.changelog_mode ~ ') without `meta.primary_key`.\n'
             ~ 'Updates and deletes of one key must reach one partition in order, which needs the key.\n'
             ~ 'Fix: add `primary_key: [<column>, ...]` under the source table\'s meta.') -%}
+    {%- endif -%}
+    {%- if spec.keyed and spec.parallelism is not none and spec.parallelism != spec.keyed.key_groups -%}
+        {%- do exceptions.raise_compiler_error(
+            owner ~ ' is pre-keyed into ' ~ spec.keyed.key_groups ~ ' key groups but sets scan_parallelism '
+            ~ spec.parallelism ~ '.\nRepartitioning a keyed source breaks its keyedness: every keyed operator after it'
+            ~ ' would need a shuffle again (the hazard FLIP-367 names for implicitly keyed streams).\n'
+            ~ 'Fix: set scan_parallelism to ' ~ spec.keyed.key_groups ~ ' (the scan already runs one task per key '
+            ~ 'group) or remove it.') -%}
+    {%- endif -%}
+    {%- set keyed_by_other = spec.keyed and spec.keyed['keys'] | map('lower') | list != spec.primary_key | map('lower') | list -%}
+    {%- if spec.changelog_mode != 'insert_only' and keyed_by_other -%}
+        {%- do exceptions.raise_compiler_error(
+            owner ~ ' is a changelog pre-keyed by ' ~ spec.keyed['keys'] | tojson ~ ', not by its primary_key '
+            ~ spec.primary_key | tojson ~ ': changes of one key could sit in different buckets, out of order.\n'
+            ~ 'Fix: bucket the table by the primary key and declare `pre_keyed_by` the same.') -%}
+    {%- endif -%}
+    {%- if spec.keyed and spec.datagen -%}
+        {%- do exceptions.raise_compiler_error(owner ~ ' is a datagen source and cannot be pre_keyed_by: it has no '
+            ~ 'bucketed table.\nFix: remove `pre_keyed_by` and `key_groups` from its meta.') -%}
     {%- endif -%}
     {{ return(spec) }}
 {% endmacro %}

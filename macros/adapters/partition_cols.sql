@@ -1,0 +1,12 @@
+{#- dbt-spark's partition clause, plus a keyed model's layout: `keyed_by` + `key_groups` add Iceberg's
+    bucket(key_groups, key) transform, which Spark reads as a key-grouped partitioning (no shuffle for
+    GROUP BY, windows and joins on the key). -#}
+{% macro spark__partition_cols(label, required=false) %}
+    {%- set partition_by = config.get('partition_by') -%}
+    {%- set columns = [] if partition_by is none else ([partition_by] if partition_by is string else partition_by) -%}
+    {%- set keyed = lakeplan_model_keyed_spec() -%}
+    {%- if keyed -%}
+        {%- set columns = columns + ['bucket(' ~ keyed.key_groups ~ ', ' ~ lakeplan_quote(keyed['keys'][0]) ~ ')'] -%}
+    {%- endif -%}
+    {%- if columns %}{{ label }} ({{ columns | join(', ') }}){% endif -%}
+{% endmacro %}

@@ -1,0 +1,49 @@
+{#- When a model reads keyed inputs with different key_groups, Spark cannot join them bucket by bucket:
+    this logs which of them the real plan (EXPLAIN) reshuffles, so the cost is never silent. -#}
+{% macro lakeplan_report_keyed_joins(sql) %}
+    {%- set inputs = lakeplan_keyed_inputs() -%}
+    {%- if inputs | map(attribute='key_groups') | unique | list | length < 2 -%}{{ return('') }}{%- endif -%}
+    {%- set lines = run_query('explain ' ~ sql).columns[0].values()[0].split('\n') -%}
+    {%- set reshuffled = [] -%}
+    {%- for input in inputs if lakeplan_plan_moves(lines, input.table) -%}
+        {%- do reshuffled.append(input.name) -%}
+    {%- endfor -%}
+    {%- set sizes = [] -%}
+    {%- for input in inputs -%}{%- do sizes.append(input.name ~ ': ' ~ input.key_groups) -%}{%- endfor -%}
+    {%- do log('lakeplan: model `' ~ model.name ~ '` reads keyed inputs with different key_groups ('
+        ~ sizes | join(', ') ~ '); Spark reshuffles ' ~ (reshuffled | join(', ') or 'none of them')
+        ~ '. Equal key_groups would let them join without a shuffle.', info=true) -%}
+    {{ return('') }}
+{% endmacro %}
+
+{#- The model's inputs with a keyed layout: keyed models and pre-keyed sources, as {name, table, key_groups}. -#}
+{% macro lakeplan_keyed_inputs() %}
+    {%- set inputs = [] -%}
+    {%- for unique_id in model.depends_on.nodes -%}
+        {%- set node = graph.nodes.get(unique_id) or graph.sources.get(unique_id) -%}
+        {%- set settings = node.meta if node.resource_type == 'source' else node.config -%}
+        {%- set key_groups = settings.get('key_groups') -%}
+        {%- if key_groups and (settings.get('keyed_by') or settings.get('pre_keyed_by')) -%}
+            {%- set identifier = node.identifier if node.resource_type == 'source' else node.alias -%}
+            {%- do inputs.append({'name': node.name, 'table': node.schema ~ '.' ~ identifier, 'key_groups': key_groups}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(inputs) }}
+{% endmacro %}
+
+{#- Whether a plan moves the rows of `table` between tasks: an Exchange above one of its scans. -#}
+{% macro lakeplan_plan_moves(lines, table) %}
+    {%- for index in range(lines | length) if 'Scan' in lines[index] and (table ~ '[') in lines[index] -%}
+        {%- set walk = namespace(depth=lakeplan_plan_depth(lines[index]), moved=false) -%}
+        {%- for above in range(index - 1, -1, -1) if lakeplan_plan_depth(lines[above]) < walk.depth -%}
+            {%- set walk.depth = lakeplan_plan_depth(lines[above]) -%}
+            {%- if 'Exchange' in lines[above] -%}{%- set walk.moved = true -%}{%- endif -%}
+        {%- endfor -%}
+        {%- if walk.moved -%}{{ return(true) }}{%- endif -%}
+    {%- endfor -%}
+    {{ return(false) }}
+{% endmacro %}
+
+{% macro lakeplan_plan_depth(line) %}
+    {{ return(line | length - line.lstrip(' :+-') | length) }}
+{% endmacro %}

@@ -1,0 +1,46 @@
+{#- The bucketing of a real table, read from DESCRIBE TABLE EXTENDED:
+    {bucketed_by: [...] or none, buckets: N or none, text: a readable description}.
+    Iceberg: one `bucket(N, col)` partition transform. Spark datasource tables: Bucket Columns / Num Buckets. -#}
+{% macro lakeplan_table_layout(relation) %}
+    {%- set rows = run_query('describe table extended ' ~ relation).rows -%}
+    {%- set transforms = [] -%}
+    {%- set details = {} -%}
+    {%- for row in rows -%}
+        {%- if row[0] is string and modules.re.match('^Part [0-9]+$', row[0]) -%}
+            {%- do transforms.append(row[1]) -%}
+        {%- elif row[0] in ['Num Buckets', 'Bucket Columns'] -%}
+            {%- do details.update({row[0]: row[1]}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if details -%}
+        {%- set columns = modules.re.findall('`((?:[^`]|``)*)`', details['Bucket Columns']) | map('replace', '``', '`') | list -%}
+        {%- set buckets = details['Num Buckets'] | int -%}
+        {{ return({'bucketed_by': columns, 'buckets': buckets,
+                   'text': 'bucketed by ' ~ columns | tojson ~ ' into ' ~ buckets ~ ' buckets'}) }}
+    {%- endif -%}
+    {%- set bucket_transforms = [] -%}
+    {%- for transform in transforms if transform.startswith('bucket(') -%}{%- do bucket_transforms.append(transform) -%}{%- endfor -%}
+    {%- if bucket_transforms | length == 1 -%}
+        {%- set parsed = modules.re.match('^bucket\\(([0-9]+), *(.+)\\)$', bucket_transforms[0]) -%}
+        {%- set column = parsed.group(2).strip('`') -%}
+        {{ return({'bucketed_by': [column], 'buckets': parsed.group(1) | int,
+                   'text': 'bucketed by ' ~ [column] | tojson ~ ' into ' ~ parsed.group(1) ~ ' buckets'}) }}
+    {%- endif -%}
+    {%- set text = 'partitioned by ' ~ transforms | join(', ') if transforms else 'not bucketed or partitioned' -%}
+    {{ return({'bucketed_by': none, 'buckets': none, 'text': text}) }}
+{% endmacro %}
+
+{#- Raises unless the table's real layout is exactly the declared keyed layout: never a silent wrong answer. -#}
+{% macro lakeplan_check_keyed_layout(relation, keyed, owner) %}
+    {%- set layout = lakeplan_table_layout(relation) -%}
+    {%- set declared = keyed['keys'] | map('lower') | list -%}
+    {%- set actual = (layout.bucketed_by or []) | map('lower') | list -%}
+    {%- if actual != declared or layout.buckets != keyed.key_groups -%}
+        {%- do exceptions.raise_compiler_error(
+            owner ~ ' declares pre_keyed_by ' ~ keyed['keys'] | tojson ~ ' with key_groups ' ~ keyed.key_groups
+            ~ ', but its table ' ~ relation ~ ' is ' ~ layout.text ~ '.\n'
+            ~ 'Keyed work over it would group rows that are not together, so lakeplan will not read it as keyed.\n'
+            ~ 'Fix: declare the table\'s real layout, or rebuild the table bucketed by the declared key into '
+            ~ keyed.key_groups ~ ' buckets.') -%}
+    {%- endif -%}
+{% endmacro %}
