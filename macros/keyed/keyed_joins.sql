@@ -25,7 +25,8 @@
         {%- set key_groups = settings.get('key_groups') -%}
         {%- if key_groups and (settings.get('keyed_by') or settings.get('pre_keyed_by')) -%}
             {%- set identifier = node.identifier if node.resource_type == 'source' else node.alias -%}
-            {%- do inputs.append({'name': node.name, 'table': node.schema ~ '.' ~ identifier, 'key_groups': key_groups}) -%}
+            {%- do inputs.append(
+                {'name': node.name, 'table': node.schema ~ '.' ~ identifier, 'key_groups': key_groups}) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(inputs) }}

@@ -13,13 +13,16 @@
         {%- endif -%}
     {%- endfor -%}
     {%- if details -%}
-        {%- set columns = modules.re.findall('`((?:[^`]|``)*)`', details['Bucket Columns']) | map('replace', '``', '`') | list -%}
+        {%- set quoted = modules.re.findall('`((?:[^`]|``)*)`', details['Bucket Columns']) -%}
+        {%- set columns = quoted | map('replace', '``', '`') | list -%}
         {%- set buckets = details['Num Buckets'] | int -%}
         {{ return({'bucketed_by': columns, 'buckets': buckets,
                    'text': 'bucketed by ' ~ columns | tojson ~ ' into ' ~ buckets ~ ' buckets'}) }}
     {%- endif -%}
     {%- set bucket_transforms = [] -%}
-    {%- for transform in transforms if transform.startswith('bucket(') -%}{%- do bucket_transforms.append(transform) -%}{%- endfor -%}
+    {%- for transform in transforms if transform.startswith('bucket(') -%}
+        {%- do bucket_transforms.append(transform) -%}
+    {%- endfor -%}
     {%- if bucket_transforms | length == 1 -%}
         {%- set parsed = modules.re.match('^bucket\\(([0-9]+), *(.+)\\)$', bucket_transforms[0]) -%}
         {%- set column = parsed.group(2).strip('`') -%}

@@ -56,7 +56,8 @@
     {{ return(datagen(keys * versions * 2, columns, parallelism, where=kept)) }}
 {% endmacro %}
 
-{#- The scan of a source whose meta declares `datagen:` (no physical table): {sql, columns, partitioned}. -#}
+{#- The scan of a source whose meta declares `datagen:` (no physical table): {sql, columns, partitioned},
+    `partitioned` meaning the rows are already distributed as the source declares. -#}
 {% macro lakeplan_datagen_scan(spec) %}
     {%- set options = spec.datagen -%}
     {%- if options.changelog is defined -%}
@@ -71,5 +72,8 @@
         {%- set sql = datagen(options.rows, options.fields, spec.parallelism) -%}
         {%- set columns = options.fields.keys() | list -%}
     {%- endif -%}
-    {{ return({'sql': sql, 'columns': columns, 'partitioned': spec.parallelism is not none}) }}
+    {#- range() partitions are the scan parallelism of insert-only rows, but a changelog still needs its
+        rows hashed onto the key, so only the former is already distributed as declared -#}
+    {%- set partitioned = spec.parallelism is not none and options.changelog is not defined -%}
+    {{ return({'sql': sql, 'columns': columns, 'partitioned': partitioned}) }}
 {% endmacro %}

@@ -46,7 +46,8 @@
             ~ 'Fix: set scan_parallelism to ' ~ spec.keyed.key_groups ~ ' (the scan already runs one task per key '
             ~ 'group) or remove it.') -%}
     {%- endif -%}
-    {%- set keyed_by_other = spec.keyed and spec.keyed['keys'] | map('lower') | list != spec.primary_key | map('lower') | list -%}
+    {%- set keyed_by_other = spec.keyed
+        and spec.keyed['keys'] | map('lower') | list != spec.primary_key | map('lower') | list -%}
     {%- if spec.changelog_mode != 'insert_only' and keyed_by_other -%}
         {%- do exceptions.raise_compiler_error(
             owner ~ ' is a changelog pre-keyed by ' ~ spec.keyed['keys'] | tojson ~ ', not by its primary_key '

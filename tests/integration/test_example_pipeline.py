@@ -71,3 +71,19 @@ def test_second_setup_skips_what_is_installed():
         [str(REPO / "scripts" / "setup.sh")], check=True, capture_output=True, text=True, timeout=120
     ).stdout
     assert "installing" not in output
+
+
+def test_keyed_orders_save_the_order_statistics_member_two_exchanges(built, example, spark):
+    from tests.spark_plans import exchanges, executed_plan
+
+    sql = example.run("compile", "--select", "c360_order_stats").result.results[0].node.compiled_code
+    assert "lakeplan.orders_by_customer" in sql
+    assert exchanges(executed_plan(spark, sql)) == []
+    unkeyed = sql.replace("lakeplan.orders_by_customer", "lakeplan.stg_orders")
+    assert len(exchanges(executed_plan(spark, unkeyed))) == 2
+
+
+def test_customer_360_is_written_by_two_groups(built, spark):
+    row = spark.sql("select * from lakeplan.customer_360 where customer_key = 1").first().asDict()
+    assert len(row) >= 40 and row["customer_name"] == "Customer#000000001"
+    assert row["nation_name"] and row["order_count"] and row["net_revenue"] and row["latest_order_status"]

@@ -15,5 +15,5 @@ select
     count_if(order_priority = '1-URGENT') as urgent_order_count,
     count_if(order_priority = '2-HIGH') as high_priority_order_count,
     count(distinct clerk) as distinct_clerks
-from {{ ref('stg_orders') }}
+from {{ ref('orders_by_customer') }}
 group by customer_key
