@@ -80,9 +80,10 @@ def write_files(root: Path, files: dict[str, str]) -> None:
 
 
 @pytest.fixture(scope="session")
-def make_project(tmp_path_factory):
+def make_project(tmp_path_factory, spark):
     """Builds a small lakeplan project: the repository's macros (a symlink) with the test's own models,
-    sources and seeds, as a user of the template has. Each project writes to schema `lakeplan_<name>`."""
+    sources and seeds, as a user of the template has. Each project writes to schema `lakeplan_<name>`,
+    emptied first."""
 
     def make(name: str, files: dict[str, str], project: dict | None = None) -> DbtProject:
         root = tmp_path_factory.mktemp(name)
@@ -96,6 +97,7 @@ def make_project(tmp_path_factory):
             **(project or {}),
         }
         (root / "macros").symlink_to(REPO / "macros")
+        spark.sql(f"drop schema if exists lakeplan_{name} cascade")  # tables from an earlier session
         write_files(root, {"dbt_project.yml": yaml.safe_dump(config), **files})
         return DbtProject(root)
 

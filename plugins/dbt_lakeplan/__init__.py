@@ -14,18 +14,30 @@ from typing import Any
 from dbt.parser.manifest import ManifestLoader
 from dbt.plugins.manager import dbt_hook, dbtPlugin
 
-from dbt_lakeplan.artifacts import SINK_REUSE_FILE, JsonArtifact
+from dbt_common.exceptions import CompilationError
+
+from dbt_lakeplan.artifacts import FINGERPRINTS_FILE, SINK_REUSE_FILE, JsonArtifact
+from dbt_lakeplan.fingerprint import VERSIONS
+from dbt_lakeplan.manifest_fingerprints import apply_fingerprints
 from dbt_lakeplan.rewrite import PartialUpdateConfigError, apply_sink_reuse
 
 REPORTS_ATTRIBUTE = "_lakeplan_reports"
 
 
+class FingerprintConfigError(CompilationError):
+    """The fingerprint settings name no fingerprint lakeplan can compute."""
+
+
+def project_default_vars(config) -> dict[str, Any]:
+    """The vars dbt_project.yml sets for the root project (never --vars: those change from run to run)."""
+    declared = config.vars.to_dict()
+    scoped = declared.get(config.project_name, {})
+    return {**{k: v for k, v in declared.items() if not isinstance(v, dict)}, **scoped}
+
+
 def project_var(config, name: str, default: Any) -> Any:
     """A var as the project sees it: --vars first, then the project's own, then the default."""
-    if name in config.cli_vars:
-        return config.cli_vars[name]
-    project_vars = config.vars.to_dict()
-    return project_vars.get(config.project_name, {}).get(name, project_vars.get(name, default))
+    return config.cli_vars.get(name, project_default_vars(config).get(name, default))
 
 
 def _with_lakeplan(load):
@@ -38,7 +50,16 @@ def _with_lakeplan(load):
                 f"var reuse_sink_enabled is {reuse_enabled!r}; it must be true or false.\n"
                 "Fix: `--vars '{reuse_sink_enabled: false}'` or `vars: {reuse_sink_enabled: true}` in dbt_project.yml."
             )
-        reports = {SINK_REUSE_FILE: apply_sink_reuse(manifest, reuse_enabled)}
+        version = project_var(config, "fingerprint_version", "v3")
+        if version not in VERSIONS:
+            raise FingerprintConfigError(
+                f"var fingerprint_version is {version!r}; lakeplan computes {' or '.join(VERSIONS)} fingerprints.\n"
+                "Fix: set `fingerprint_version: v3` (the default: chaining-agnostic) or `v2` in dbt_project.yml vars."
+            )
+        reports = {
+            SINK_REUSE_FILE: apply_sink_reuse(manifest, reuse_enabled),
+            FINGERPRINTS_FILE: apply_fingerprints(manifest, version, project_default_vars(config)),
+        }
         setattr(manifest, REPORTS_ATTRIBUTE, (config.project_target_path, reports))
         return manifest
 

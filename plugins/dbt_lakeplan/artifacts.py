@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 SINK_REUSE_FILE = "lakeplan_sink_reuse.json"
+FINGERPRINTS_FILE = "lakeplan_fingerprints.json"
 
 
 class JsonArtifact:

@@ -1,0 +1,143 @@
+"""Fingerprints of a parsed dbt manifest: the dbt glue of normalize.py and fingerprint.py.
+
+Node-local logic = the stably rendered, normalised SQL (with and without `is_incremental()`), the declared
+output columns and types, the configs that change results (below), and the definitions of the macros the
+node calls. Everything else in a config is a tuning knob and never counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jinja2
+
+from dbt_lakeplan.fingerprint import NodeLogic, digest, fingerprints
+from dbt_lakeplan.normalize import normalize_sql, render_stable
+
+CONFIG_KEY = "lakeplan_fingerprint"
+FINGERPRINTED = ("model", "seed", "snapshot")
+RESULT_CONFIGS = (
+    "unique_key", "incremental_strategy", "incremental_predicates", "predicates", "merge_update_columns",
+    "merge_exclude_columns", "sequence_by", "op_column", "partial_update_target", "partial_update_on_delete",
+    "write_mode", "static_partition", "strategy", "updated_at", "check_cols", "column_types",
+)
+RESULT_SOURCE_META = ("changelog_mode", "primary_key", "op_column", "sequence_by", "datagen")
+
+
+class _Resolver:
+    """ref() and source() names to unique_ids, as the manifest resolves them."""
+
+    def __init__(self, manifest):
+        self.refs: dict[tuple, str] = {}
+        for node in manifest.nodes.values():
+            if node.resource_type in FINGERPRINTED:
+                self.refs.setdefault((node.name,), node.unique_id)
+                self.refs[(node.package_name, node.name)] = node.unique_id
+        self.sources = {(s.source_name, s.name): s.unique_id for s in manifest.sources.values()}
+
+    def ref(self, *names, **_) -> str:
+        return self.refs.get(tuple(names), "ref:" + ".".join(names))
+
+    def source(self, source_name: str, table_name: str) -> str:
+        return self.sources.get((source_name, table_name), f"source:{source_name}.{table_name}")
+
+
+def _parents(node) -> list[str]:
+    return list(getattr(node.depends_on, "nodes", []))  # a seed depends on macros only
+
+
+def _columns(node) -> list[tuple[str, str | None]]:
+    return [(name, column.data_type) for name, column in node.columns.items()]
+
+
+def _render(template: str, node, resolver: _Resolver, project_vars: dict[str, Any], incremental: bool) -> str:
+    return render_stable(
+        template, resolve_ref=resolver.ref, resolve_source=resolver.source, project_vars=project_vars,
+        config=node.config.to_dict(omit_none=True), this=node.unique_id, incremental=incremental,
+    )
+
+
+def _sql_logic(node, resolver: _Resolver, project_vars: dict[str, Any]) -> dict[str, Any]:
+    try:
+        rendered = [
+            normalize_sql(_render(node.raw_code, node, resolver, project_vars, incremental))
+            for incremental in (False, True)
+        ]
+        return {"sql": rendered[0], "incremental_sql": rendered[1] if rendered[1] != rendered[0] else None}
+    except jinja2.TemplateError as error:
+        return {"raw_sql": normalize_sql(node.raw_code), "render_error": type(error).__name__}
+
+
+def _written_configs(node, manifest) -> dict[str, Any]:
+    """The node's configs as written: dbt's unrendered configs (project file, `config()` calls) and the raw
+    `config:` of its YAML entry, which dbt stores only rendered."""
+    written = dict(node.unrendered_config or {})
+    yaml_file = manifest.files.get(node.patch_path) if node.patch_path else None
+    for entry in (getattr(yaml_file, "dict_from_yaml", None) or {}).get(f"{node.resource_type}s", []):
+        if isinstance(entry, dict) and entry.get("name") == node.name:
+            written.update(entry.get("config") or {})
+    return written
+
+
+def _result_configs(node, manifest, render) -> dict[str, Any]:
+    """Configs that change results, as written and rendered with the project's default vars, so a
+    `var()` in a config never makes --vars change a fingerprint."""
+    config = node.config.to_dict(omit_none=True)
+    written = _written_configs(node, manifest)
+    values = {key: written.get(key, config[key]) for key in RESULT_CONFIGS if key in config}
+    return {key: render(value) if isinstance(value, str) and "{" in value else value for key, value in values.items()}
+
+
+def _node_logic(node, manifest, resolver: _Resolver, project_vars: dict[str, Any]) -> str:
+    def render(template: str) -> str:
+        return _render(template, node, resolver, project_vars, incremental=False)
+
+    parts: dict[str, Any] = {"columns": _columns(node), "configs": _result_configs(node, manifest, render)}
+    if node.resource_type == "seed":
+        parts["file"] = node.checksum.checksum
+    else:
+        parts.update(_sql_logic(node, resolver, project_vars))
+        parts["macros"] = {m: digest(manifest.macros[m].macro_sql) for m in node.depends_on.macros if m in manifest.macros}
+    return digest(parts)
+
+
+def _source_logic(source) -> str:
+    meta = source.meta or {}
+    return digest({
+        "relation": source.relation_name,
+        "columns": _columns(source),
+        "meta": {key: meta[key] for key in RESULT_SOURCE_META if key in meta},
+    })
+
+
+def apply_fingerprints(manifest, version: str, project_vars: dict[str, Any]) -> dict[str, Any]:
+    """Puts each model's, seed's and snapshot's fingerprint in its config (`lakeplan_fingerprint`, for
+    macros) and returns the fingerprint report (plain data, for JSON)."""
+    resolver = _Resolver(manifest)
+    fingerprinted = {uid: n for uid, n in manifest.nodes.items() if n.resource_type in FINGERPRINTED}
+    consumers: dict[str, list[str]] = {}
+    for node in fingerprinted.values():
+        for parent in _parents(node):
+            consumers.setdefault(parent, []).append(node.unique_id)
+
+    logic = {uid: NodeLogic(uid, _source_logic(s)) for uid, s in manifest.sources.items()}
+    for uid, node in fingerprinted.items():
+        inlined = node.config.materialized == "ephemeral"
+        logic[uid] = NodeLogic(
+            uid,
+            _node_logic(node, manifest, resolver, project_vars),
+            tuple(_parents(node)),
+            tuple(consumers.get(uid, ())) if inlined else (),
+        )
+    prints = fingerprints(logic, version)
+
+    report = {}
+    for uid, node in sorted(fingerprinted.items()):
+        entry = {
+            "fingerprint": prints[uid],
+            "logic": logic[uid].logic,
+            "inputs": {i: prints.get(i, i) for i in sorted(set(_parents(node)))},
+        }
+        node.config[CONFIG_KEY] = {"version": version, **entry}
+        report[uid] = entry
+    return {"version": version, "nodes": report}

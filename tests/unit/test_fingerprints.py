@@ -1,0 +1,79 @@
+"""Fingerprints over synthetic graphs and SQL normalisation, without dbt."""
+
+import random
+
+import pytest
+
+from dbt_lakeplan.fingerprint import NodeLogic, fingerprints
+from dbt_lakeplan.normalize import normalize_sql, render_stable
+
+
+def graph(upstream_inlined_into=()):
+    return {
+        "source.s": NodeLogic("source.s", "raw"),
+        "model.up": NodeLogic("model.up", "select from s", ("source.s",), tuple(upstream_inlined_into)),
+        "model.down": NodeLogic("model.down", "aggregate up", ("model.up",)),
+        "model.other": NodeLogic("model.other", "other", ("source.s",)),
+    }
+
+
+def test_v3_ignores_chaining_and_v2_does_not():
+    view, ephemeral = graph(), graph(upstream_inlined_into=["model.down"])
+    assert fingerprints(view, "v3") == fingerprints(ephemeral, "v3")
+    v2_view, v2_ephemeral = fingerprints(view, "v2"), fingerprints(ephemeral, "v2")
+    assert v2_view["model.down"] != v2_ephemeral["model.down"] and v2_view["model.up"] != v2_ephemeral["model.up"]
+    assert v2_view["model.other"] == v2_ephemeral["model.other"]
+
+
+def test_a_logic_change_reaches_downstream_and_nothing_else():
+    before = fingerprints(graph(), "v3")
+    changed = graph()
+    changed["model.up"] = NodeLogic("model.up", "select differently", ("source.s",))
+    after = fingerprints(changed, "v3")
+    assert after["model.up"] != before["model.up"] and after["model.down"] != before["model.down"]
+    assert after["model.other"] == before["model.other"] and after["source.s"] == before["source.s"]
+
+
+def test_order_of_nodes_and_inputs_never_matters():
+    nodes = graph()
+    shuffled = list(nodes.items())
+    random.Random(7).shuffle(shuffled)
+    assert fingerprints(dict(shuffled), "v3") == fingerprints(nodes, "v3")
+    two_inputs = {"a": NodeLogic("a", "x"), "b": NodeLogic("b", "y")}
+    forward = fingerprints({**two_inputs, "c": NodeLogic("c", "z", ("a", "b"))}, "v3")
+    backward = fingerprints({**two_inputs, "c": NodeLogic("c", "z", ("b", "a"))}, "v3")
+    assert forward == backward
+
+
+def test_a_long_chain_does_not_hit_the_recursion_limit():
+    chain = {f"m{i}": NodeLogic(f"m{i}", "x", (f"m{i - 1}",) if i else ()) for i in range(5000)}
+    assert len(fingerprints(chain, "v3")) == 5000
+
+
+def test_unknown_version_is_refused():
+    with pytest.raises(ValueError, match="'v4' is not one of v2, v3"):
+        fingerprints(graph(), "v4")
+
+
+def test_comments_whitespace_case_and_hints_do_not_count():
+    assert normalize_sql("select /*+ REPARTITION(8, k) */ a,\n  b -- note\nFROM t") == normalize_sql("SELECT a, b from t")
+    assert normalize_sql("select a from t") != normalize_sql("select b from t")
+
+
+def render(sql, **overrides):
+    settings = dict(
+        resolve_ref=lambda *names, **_: "model.p." + names[-1], resolve_source=lambda s, t: f"source.p.{s}.{t}",
+        project_vars={"days": 7}, config={}, this="model.p.me", incremental=False,
+    )
+    return render_stable(sql, **{**settings, **overrides})
+
+
+def test_stable_rendering_ignores_run_values_and_materialization():
+    sql = (
+        "select *, '{{ run_started_at }}', '{{ invocation_id }}', '{{ env_var(\"HOME\") }}' "
+        "from {{ scan_source('s', 't') }} join {{ ref('up') }} where d > {{ var('days') }}"
+    )
+    assert render(sql) == (
+        "select *, 'run_started_at', 'invocation_id', 'env_var(HOME)' from `source.p.s.t` join `model.p.up` where d > 7"
+    )
+    assert "`this`" not in render("{% if is_incremental() %}select * from {{ this }}{% endif %}", incremental=True)
