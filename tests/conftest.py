@@ -94,6 +94,7 @@ def make_project(tmp_path_factory, spark):
             "profile": "lakeplan",
             "models": {"lakeplan": {"+schema": name, "+file_format": "iceberg"}},
             "seeds": {"lakeplan": {"+schema": name, "+file_format": "iceberg"}},
+            "snapshots": {"lakeplan": {"+schema": name, "+file_format": "iceberg"}},
             **(project or {}),
         }
         (root / "macros").symlink_to(REPO / "macros")

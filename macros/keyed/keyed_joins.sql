@@ -19,7 +19,9 @@
 {#- The model's inputs with a keyed layout: keyed models and pre-keyed sources, as {name, table, key_groups}. -#}
 {% macro lakeplan_keyed_inputs() %}
     {%- set inputs = [] -%}
-    {%- for unique_id in model.depends_on.nodes -%}
+    {#- a unit test's node depends on nothing that has a layout -#}
+    {%- set parents = (model.get('depends_on') or {}).get('nodes', []) -%}
+    {%- for unique_id in parents if unique_id in graph.nodes or unique_id in graph.sources -%}
         {%- set node = graph.nodes.get(unique_id) or graph.sources.get(unique_id) -%}
         {%- set settings = node.meta if node.resource_type == 'source' else node.config -%}
         {%- set key_groups = settings.get('key_groups') -%}
