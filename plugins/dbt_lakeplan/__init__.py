@@ -1,6 +1,6 @@
 """lakeplan's dbt plugin. dbt finds it as a top-level module named `dbt_*` with `plugins = [...]`.
 
-It also teaches dbt-spark to recognise Iceberg tables in Spark's session catalog (spark_relations.py).
+It also fixes two things in dbt-spark's adapter: quoting, and Iceberg tables' format (spark_adapter.py).
 
 dbt calls a plugin's `get_manifest_artifacts` only when it writes JSON, after manifest.json is written, and
 not at all for `docs generate` or `--no-write-json`. lakeplan's rewrite must reach every command, so the
@@ -21,7 +21,7 @@ from dbt_common.exceptions import CompilationError
 from dbt_lakeplan.artifacts import FINGERPRINTS_FILE, SINK_REUSE_FILE, JsonArtifact
 from dbt_lakeplan.fingerprint import VERSIONS
 from dbt_lakeplan.manifest_fingerprints import apply_fingerprints
-from dbt_lakeplan import spark_relations
+from dbt_lakeplan import spark_adapter
 from dbt_lakeplan.rewrite import PartialUpdateConfigError, apply_sink_reuse
 
 REPORTS_ATTRIBUTE = "_lakeplan_reports"
@@ -72,7 +72,7 @@ def _with_lakeplan(load):
 
 class LakeplanPlugin(dbtPlugin):
     def initialize(self) -> None:
-        spark_relations.install()
+        spark_adapter.install()
         load = ManifestLoader.get_full_manifest.__func__
         if not getattr(load, "lakeplan", False):
             ManifestLoader.get_full_manifest = classmethod(_with_lakeplan(load))

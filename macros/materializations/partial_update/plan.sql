@@ -6,16 +6,19 @@
     {%- set members = [] -%}
     {%- set sequence_types = [] -%}
     {%- for member in group.members -%}
-        {%- set view = api.Relation.create(identifier=model.alias ~ '__lakeplan_member_' ~ member.name)
-            .include(database=false, schema=false) -%}
+        {%- set view = lakeplan_temp_view('member_' ~ member.name) -%}
         {%- call statement('stage_member_' ~ member.name) -%}
             create or replace temporary view {{ view }} as {{ with_clause }}select * from {{ ref(member.name) }}
         {%- endcall -%}
         {%- set columns = adapter.get_columns_in_relation(view) -%}
         {%- do lakeplan_validate_partial_update_member(member, columns, spec) -%}
-        {%- set ignored = lakeplan_member_control_columns(member) -%}
+        {#- the op column is never data; the sequence column is written where the target has it -#}
+        {%- set target_columns = spec.columns | map(attribute='name') | map('lower') | list -%}
         {%- set written = [] -%}
-        {%- for column in columns if column.name | lower not in ignored -%}{%- do written.append(column.name) -%}{%- endfor -%}
+        {%- for column in columns if column.name | lower in target_columns
+            and column.name | lower != (member.op_column or '') | lower -%}
+            {%- do written.append(column.name) -%}
+        {%- endfor -%}
         {%- for column in columns if member.sequence_by and column.name | lower == member.sequence_by | lower -%}
             {%- do sequence_types.append(column.dtype) -%}
         {%- endfor -%}
@@ -37,8 +40,7 @@
 {#- One group's write: its collapsed rows staged as a temp view, then one MERGE (or INSERT OVERWRITE),
     with the group's `write_options` set for that statement only. -#}
 {% macro lakeplan_partial_update_write(target, plan, spec, statement_name) %}
-    {%- set source = api.Relation.create(identifier=model.alias ~ '__lakeplan_' ~ plan.group.digest_id)
-        .include(database=false, schema=false) -%}
+    {%- set source = lakeplan_temp_view(plan.group.digest_id) -%}
     {%- call statement('stage_' ~ statement_name) -%}
         create or replace temporary view {{ source }} as
         {{ lakeplan_sink_distribution_by(lakeplan_partial_update_collapse_sql(plan, spec), plan.group.parallelism, spec.unique_key) }}

@@ -5,7 +5,7 @@
     {%- set spec = lakeplan_validate_get_upsert_spec() -%}
     {%- set target_relation = this.incorporate(type='table') -%}
     {%- set existing_relation = load_relation(this) -%}
-    {%- set changes_relation = this.incorporate(path={'identifier': this.identifier ~ '__lakeplan_changes'}).include(database=false, schema=false) -%}
+    {%- set changes_relation = lakeplan_temp_view('changes') -%}
 
     {%- set query_columns = get_columns_in_query(compiled_code) -%}
     {%- do lakeplan_validate_upsert_columns(spec, query_columns) -%}

@@ -1,6 +1,9 @@
-"""How dbt-spark tells an existing table's format, made to see Iceberg tables in Spark's session catalog.
+"""Two fixes to dbt-spark's adapter, installed once per process by lakeplan's plugin.
 
-dbt-spark reads the format from the `Provider:` line of SHOW TABLE EXTENDED. Through the session catalog an
+Quoting: dbt-spark wraps a name in backticks without escaping a backtick inside it, so a column such as
+`Seq`No` breaks every statement that names it (seeds first). Spark escapes a backtick by doubling it.
+
+Table format: dbt-spark reads the format from the `Provider:` line of SHOW TABLE EXTENDED. Through the session catalog an
 Iceberg table is a Hive metastore entry printed as `Provider: hive` with the table property
 `table_type=ICEBERG`, so dbt-spark takes every Iceberg table for a Hive one: snapshots refuse it ("in another
 format than 'delta' or 'iceberg' or 'hudi'") and insert_overwrite writes Hive syntax. The property decides.
@@ -20,13 +23,19 @@ def with_table_format(information: str) -> str:
     return information
 
 
+def quote(identifier: str) -> str:
+    """A Spark identifier for any name: backticks around it, a backtick inside doubled."""
+    return "`{}`".format(identifier.replace("`", "``"))
+
+
 def install() -> None:
-    """Wraps dbt-spark's relation listing once per process."""
+    """Replaces dbt-spark's quoting and wraps its relation listing, once per process."""
     from dbt.adapters.spark.impl import SparkAdapter
 
     build = SparkAdapter._build_spark_relation_list
     if getattr(build, "lakeplan", False):
         return
+    SparkAdapter.quote = lambda self, identifier: quote(identifier)
 
     def build_spark_relation_list(self, row_list, relation_info_func):
         def information(row):

@@ -1,6 +1,6 @@
-"""Reading an existing table's format from SHOW TABLE EXTENDED."""
+"""lakeplan's fixes to dbt-spark's adapter: quoting, and an existing table's format."""
 
-from dbt_lakeplan.spark_relations import with_table_format
+from dbt_lakeplan.spark_adapter import quote, with_table_format
 
 ICEBERG = "Type: EXTERNAL\nProvider: hive\nTable Properties: [current-snapshot-id=1, table_type=ICEBERG]\n"
 
@@ -13,3 +13,7 @@ def test_an_iceberg_table_in_the_session_catalog_is_iceberg():
 def test_other_tables_keep_their_provider():
     hive = "Type: MANAGED\nProvider: parquet\nTable Properties: [transient_lastDdlTime=1]\n"
     assert with_table_format(hive) == hive
+
+
+def test_a_backtick_inside_a_name_is_doubled():
+    assert quote("Seq`No") == "`Seq``No`" and quote("Order Key") == "`Order Key`"
