@@ -87,3 +87,15 @@ def test_customer_360_is_written_by_two_groups(built, spark):
     row = spark.sql("select * from lakeplan.customer_360 where customer_key = 1").first().asDict()
     assert len(row) >= 40 and row["customer_name"] == "Customer#000000001"
     assert row["nation_name"] and row["order_count"] and row["net_revenue"] and row["latest_order_status"]
+
+
+def test_a_second_build_on_unchanged_inputs_changes_no_table(built, example, spark):
+    def contents():
+        return {table: sorted(map(tuple, spark.sql(f"select * from {table}").collect())) for table in model_tables(built)}
+
+    before = contents()
+    example.run("build")
+    after = contents()
+    assert after == before
+    for table, key in [("lakeplan.customer_360", "customer_key"), ("lakeplan.customer_order_status", "customer_key")]:
+        assert spark.sql(f"select count(*) = count(distinct {key}) from {table}").first()[0]
