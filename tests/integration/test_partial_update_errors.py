@@ -102,3 +102,38 @@ def test_overlapping_columns_without_sequence_are_ambiguous(run_errors):
     log = run_errors.fail("run", "--select", "t_overlap")
     assert "Members `m_first` and `m_second` both write column `a` of partial-update target `t_overlap`" in log
     assert "Fix: set `sequence_by` on both members" in log
+
+
+DATA_CASES = {
+    "t_null_key": ("select cast(null as bigint) as id, 1 as a", "NULL primary key (id) in member `m_t_null_key` of `t_null_key`"),
+    "t_duplicate": (
+        "select 1 as id, 1 as a, 5 as v union all select 1 as id, 2 as a, 5 as v",
+        "Duplicate rows for one key and one sequence value in a member of `t_duplicate` (key {\"id\":1})",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def data_errors(make_project):
+    files = {
+        "models/upsert_null_key.sql": (
+            "{{ config(materialized='upsert', unique_key='id') }}\nselect cast(null as bigint) as id, '+I' as _op"
+        )
+    }
+    for target, (sql, _) in DATA_CASES.items():
+        files[f"models/{target}.sql"] = "{{ partial_update_target() }}"
+        files[f"models/{target}.yml"] = target_yml(target, {"id": "bigint", "a": "int"})
+        files[f"models/m_{target}.sql"] = member(target, sql, sequence_by="v") if "v" in sql else member(target, sql)
+    return make_project("pu_data", files)
+
+
+@pytest.mark.parametrize("target", sorted(DATA_CASES))
+def test_bad_rows_stop_the_write(data_errors, spark, target):
+    log = data_errors.fail("run", "--select", target)
+    assert DATA_CASES[target][1] in log
+    assert spark.sql(f"select count(*) from lakeplan_pu_data.{target}").first()[0] == 0  # created empty, never written
+
+
+def test_null_key_in_a_changelog_stops_the_upsert(data_errors):
+    log = data_errors.fail("run", "--select", "upsert_null_key")
+    assert "NULL primary key (id) in model `upsert_null_key` (op column `_op`)" in log
