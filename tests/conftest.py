@@ -65,6 +65,21 @@ def example() -> DbtProject:
 
 
 @pytest.fixture(scope="session")
+def built(example):
+    """One `dbt build` of the example (what `make run` does): models, seeds and every test must pass."""
+    return example.run("build")
+
+
+def model_tables(build_result) -> list[str]:
+    """The tables a build wrote (models and seeds that are not views or ephemeral)."""
+    return sorted(
+        f"{result.node.schema}.{result.node.alias}"
+        for result in build_result.result.results
+        if result.node.resource_type in ("model", "seed") and result.node.config.materialized not in ("view", "ephemeral")
+    )
+
+
+@pytest.fixture(scope="session")
 def spark():
     """The SparkSession dbt uses (same process, same SPARK_CONF_DIR settings)."""
     from pyspark.sql import SparkSession

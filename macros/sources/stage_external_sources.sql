@@ -10,9 +10,9 @@
     {% set external_sources = graph.sources.values() | selectattr('external') | sort(attribute='unique_id') %}
     {% for node in external_sources if node.external.location %}
         {% set relation = api.Relation.create(schema=node.schema, identifier=node.identifier) %}
-        {% do run_query('create schema if not exists ' ~ adapter.quote(node.schema)) %}
-        {% do run_query('drop table if exists ' ~ relation) %}
-        {% do run_query(
+        {% do lakeplan_execute('create schema if not exists ' ~ adapter.quote(node.schema)) %}
+        {% do lakeplan_execute('drop table if exists ' ~ relation) %}
+        {% do lakeplan_execute(
             'create table ' ~ relation ~ ' using ' ~ (node.external.using or 'parquet')
             ~ ' location ' ~ lakeplan_string_literal(node.external.location)) %}
     {% endfor %}

@@ -2,23 +2,8 @@
 
 import subprocess
 
-import pytest
 
-from tests.conftest import REPO
-
-
-@pytest.fixture(scope="module")
-def built(example):
-    """One `dbt build` of the example: models, seeds and every schema test must pass."""
-    return example.run("build")
-
-
-def model_tables(build_result):
-    return sorted(
-        f"{result.node.schema}.{result.node.alias}"
-        for result in build_result.result.results
-        if result.node.resource_type in ("model", "seed") and result.node.config.materialized != "view"
-    )
+from tests.conftest import REPO, model_tables
 
 
 def test_every_table_is_an_iceberg_table_with_snapshots(built, spark):

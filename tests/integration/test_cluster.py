@@ -1,0 +1,45 @@
+"""The same project on a real Spark cluster (standalone master, two workers, Thrift Server on loopback)."""
+
+import json
+import subprocess
+import urllib.request
+
+import pytest
+from pyhive import hive
+
+from tests.conftest import REPO, model_tables
+
+THRIFT_PORT, DRIVER_UI = 10001, 4050
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    subprocess.run([str(REPO / "scripts" / "cluster.sh"), "up"], check=True, timeout=300)
+    try:
+        yield hive.connect("127.0.0.1", port=THRIFT_PORT)
+    finally:  # stops exactly what `up` started, also when a test failed
+        subprocess.run([str(REPO / "scripts" / "cluster.sh"), "down"], check=True, timeout=120)
+
+
+def rows_as_json(cursor_or_spark, table):
+    sql = f"select to_json(struct(*)) from {table}"
+    if hasattr(cursor_or_spark, "execute"):
+        cursor_or_spark.execute(sql)
+        return sorted(row[0] for row in cursor_or_spark.fetchall())
+    return sorted(row[0] for row in cursor_or_spark.sql(sql).collect())
+
+
+def test_the_example_builds_on_the_cluster_with_the_local_contents(cluster, example, built, spark):
+    example.run("build", "--target", "cluster")
+    cursor = cluster.cursor()
+    tables = model_tables(built)
+    assert "lakeplan.customer_360" in tables and "lakeplan.customer_order_status" in tables
+    for table in tables:
+        assert rows_as_json(cursor, table) == rows_as_json(spark, table), f"{table} differs between targets"
+
+    # The work ran on the workers' executors, not in one process.
+    api = f"http://127.0.0.1:{DRIVER_UI}/api/v1/applications"
+    [application] = json.load(urllib.request.urlopen(api))
+    executors = json.load(urllib.request.urlopen(f"{api}/{application['id']}/executors"))
+    busy = [e for e in executors if e["id"] != "driver" and e["totalTasks"] > 0]
+    assert len(busy) >= 2, executors
