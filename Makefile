@@ -12,7 +12,7 @@ export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export DO_NOT_TRACK := 1
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: setup data run dbt test lint clean cluster-up cluster-down
+.PHONY: setup data run dbt test lint bench clean cluster-up cluster-down
 
 setup:
 	@scripts/setup.sh
@@ -34,6 +34,10 @@ test: data
 
 lint: setup
 	sqlfluff lint models macros tests/singular
+
+# Benchmarks (minutes): figures, summaries and charts into bench/results/.
+bench: data
+	python bench/sink_reuse.py $(BENCH_ARGS)
 
 # A Spark standalone master, two workers and the Thrift Server on 127.0.0.1 (target `cluster`).
 cluster-up: data

@@ -1,0 +1,204 @@
+"""Benchmark: sink reuse for partial updates (FLIP-506) against what a user would do instead.
+
+K members of 12 columns each write a (1 + 12 K)-column Iceberg table keyed by `k`. Two phases: the initial load
+into an empty table, then an update in which 10% of the keys change in every member. Variants, same run:
+  lakeplan    the unioned write (one MERGE per run)
+  separate    var reuse_sink_enabled: false (K MERGEs, what K stock dbt-spark models amount to)
+  handwritten one UNION ALL + collapse + MERGE written by hand in plain Spark SQL (the floor)
+Figures per run: wall time, snapshots created, bytes written (Iceberg snapshot summaries).
+
+  .venv/bin/python bench/sink_reuse.py [--keys 100000 1000000] [--members 10] [--vary-members 2 5 10 20]
+  make bench (all sizes) / --smoke (tiny, seconds; run by the tests)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "bench" / "work"
+RESULTS = ROOT / "bench" / "results"
+COLUMNS_PER_MEMBER = 12
+SCHEMA = "lakeplan_bench"
+
+
+def member_sql(member: int, keys: int) -> str:
+    """Member `member`'s 12 columns for every key; in phase 1, 10% of the keys get new values."""
+    phase = "{{ var('phase', 0) }}"
+    changed = f"(case when k % 10 = {member % 10} then {phase} else 0 end)"
+    columns = ", ".join(f"k * {c + 1} + {member} + {changed} as m{member}_c{c}" for c in range(COLUMNS_PER_MEMBER))
+    return (
+        f"{{{{ config(partial_update_target='wide') }}}}\n"
+        f"select k, {columns} from (select id as k from range(0, {keys})) as keys"
+    )
+
+
+def write_project(members: int, keys: int) -> Path:
+    project = WORK / f"k{members}_n{keys}"
+    (project / "models").mkdir(parents=True, exist_ok=True)
+    if not (project / "macros").exists():
+        (project / "macros").symlink_to(ROOT / "macros")
+    (project / "dbt_project.yml").write_text(
+        "name: lakeplan\nversion: '1.0.0'\nconfig-version: 2\nprofile: lakeplan\n"
+        f"models:\n  lakeplan:\n    +schema: bench\n    +file_format: iceberg\n"
+        f"    wide: {{on_state_mismatch: full_refresh}}\n"
+    )
+    columns = ["      - {name: k, data_type: bigint}"] + [
+        f"      - {{name: m{m}_c{c}, data_type: bigint}}" for m in range(members) for c in range(COLUMNS_PER_MEMBER)
+    ]
+    (project / "models" / "wide.sql").write_text("{{ partial_update_target() }}\n")
+    (project / "models" / "wide.yml").write_text(
+        "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: k}\n    columns:\n" + "\n".join(columns) + "\n"
+    )
+    for m in range(members):
+        (project / "models" / f"member_{m:02d}.sql").write_text(member_sql(m, keys))
+    return project
+
+
+def handwritten_merge(members: int, keys: int, phase: int) -> str:
+    """The floor: what a careful engineer writes by hand for the same write."""
+    branches = []
+    for m in range(members):
+        values = []
+        for other in range(members):
+            for c in range(COLUMNS_PER_MEMBER):
+                if other == m:
+                    changed = f"(case when k % 10 = {m % 10} then {phase} else 0 end)"
+                    values.append(f"k * {c + 1} + {m} + {changed} as m{other}_c{c}")
+                else:
+                    values.append(f"cast(null as bigint) as m{other}_c{c}")
+        branches.append(f"select k, {', '.join(values)} from (select id as k from range(0, {keys})) as keys")
+    names = [f"m{m}_c{c}" for m in range(members) for c in range(COLUMNS_PER_MEMBER)]
+    collapse = ", ".join(f"first({n}, true) as {n}" for n in names)
+    updates = ", ".join(f"{n} = coalesce(s.{n}, t.{n})" for n in names)
+    return (
+        f"merge into {SCHEMA}.wide_handwritten as t using (select k, {collapse} from ({' union all '.join(branches)})"
+        f" as u group by k) as s on t.k = s.k when matched then update set {updates} when not matched then insert *"
+    )
+
+
+def snapshots(spark, table: str) -> dict[int, int]:
+    """Snapshot id -> bytes it added, for every snapshot of the table (none if it does not exist yet)."""
+    if not spark.catalog.tableExists(table):
+        return {}
+    rows = spark.sql(f"select snapshot_id, summary['added-files-size'] as added from {table}.snapshots").collect()
+    return {r.snapshot_id: int(r.added or 0) for r in rows}
+
+
+def run_variant(spark, variant: str, members: int, keys: int, phase: int) -> dict:
+    from dbt.cli.main import dbtRunner
+
+    table = f"{SCHEMA}.wide" if variant != "handwritten" else f"{SCHEMA}.wide_handwritten"
+    if variant == "handwritten" and phase == 0:
+        columns = ", ".join(["k bigint"] + [f"m{m}_c{c} bigint" for m in range(members) for c in range(COLUMNS_PER_MEMBER)])
+        spark.sql(f"create or replace table {table} ({columns}) using iceberg")
+    before = snapshots(spark, table)
+    start = time.perf_counter()
+    if variant == "handwritten":
+        spark.sql(handwritten_merge(members, keys, phase))
+    else:
+        project = write_project(members, keys)
+        args = ["run", "--project-dir", str(project), "--vars", json.dumps({"phase": phase, "reuse_sink_enabled": variant == "lakeplan"})]
+        if phase == 0:
+            args.append("--full-refresh")
+        result = dbtRunner().invoke(args)
+        if not result.success:
+            raise SystemExit(f"dbt failed for {variant} K={members} keys={keys}: {result.exception}")
+    seconds = time.perf_counter() - start
+    added = {sid: size for sid, size in snapshots(spark, table).items() if sid not in before}
+    return {"variant": variant, "members": members, "keys": keys, "phase": ["initial", "update"][phase],
+            "seconds": round(seconds, 3), "snapshots": len(added), "bytes_written": sum(added.values())}
+
+
+def measure(spark, members: int, keys: int, repeats: int) -> list[dict]:
+    runs = []
+    for repeat in range(repeats):
+        for variant in ("lakeplan", "separate", "handwritten"):
+            for phase in (0, 1):
+                runs.append({**run_variant(spark, variant, members, keys, phase), "repeat": repeat})
+    return runs
+
+
+def medians(runs: list[dict]) -> list[dict]:
+    groups: dict[tuple, list[dict]] = {}
+    for run in runs:
+        groups.setdefault((run["members"], run["keys"], run["phase"], run["variant"]), []).append(run)
+    return [
+        {"members": m, "keys": k, "phase": p, "variant": v, "seconds": statistics.median(r["seconds"] for r in rs),
+         "snapshots": rs[0]["snapshots"], "bytes_written": statistics.median(r["bytes_written"] for r in rs)}
+        for (m, k, p, v), rs in sorted(groups.items())
+    ]
+
+
+def summary_table(rows: list[dict]) -> str:
+    lines = ["| K | keys | phase | lakeplan s | separate s | handwritten s | separate / lakeplan | lakeplan / handwritten | snapshots (lakeplan / separate) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    cells: dict[tuple, dict] = {}
+    for row in rows:
+        cells.setdefault((row["members"], row["keys"], row["phase"]), {})[row["variant"]] = row
+    for (members, keys, phase), by in sorted(cells.items()):
+        lp, sep, hand = by["lakeplan"], by["separate"], by["handwritten"]
+        lines.append(
+            f"| {members} | {keys:,} | {phase} | {lp['seconds']:.1f} | {sep['seconds']:.1f} | {hand['seconds']:.1f} | "
+            f"{sep['seconds'] / lp['seconds']:.2f}x | {lp['seconds'] / hand['seconds']:.2f}x | {lp['snapshots']} / {sep['snapshots']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def chart(rows: list[dict], keys: int, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(7, 4))
+    for variant in ("lakeplan", "separate", "handwritten"):
+        points = sorted((r["members"], r["seconds"]) for r in rows if r["variant"] == variant and r["keys"] == keys and r["phase"] == "update")
+        axis.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=variant)
+    axis.set(xlabel="members K (12 columns each)", ylabel="update phase, seconds", title=f"Sink reuse: time vs K ({keys:,} keys)")
+    axis.legend()
+    axis.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def main(argv: list[str] | None = None, spark=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--keys", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--members", type=int, default=10)
+    parser.add_argument("--vary-members", type=int, nargs="*", default=[2, 5, 10, 20])
+    parser.add_argument("--vary-keys", type=int, default=100_000, help="key count for the K sweep")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat, nothing recorded")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.keys, args.members, args.vary_members, args.vary_keys, args.repeats = [200], 2, [], 200, 1
+    if spark is None:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.builder.enableHiveSupport().getOrCreate()
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    runs = [run for keys in args.keys for run in measure(spark, args.members, keys, args.repeats)]
+    runs += [run for members in args.vary_members if members != args.members or args.vary_keys not in args.keys
+             for run in measure(spark, members, args.vary_keys, args.repeats)]
+    rows = medians(runs)
+    result = {"machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": __import__("os").cpu_count(),
+                          "spark": spark.version}, "runs": runs, "medians": rows}
+    if not args.smoke:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "sink_reuse.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+        (RESULTS / "sink_reuse.md").write_text(summary_table(rows))
+        if args.vary_members:
+            chart(rows, args.vary_keys, RESULTS / "sink_reuse_vs_k.png")
+        print(summary_table(rows))
+    return result
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
