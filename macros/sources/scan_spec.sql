@@ -75,18 +75,16 @@
 
 {#- Raises when a setting names a column the source does not have (compared case-insensitively, as Spark does). -#}
 {% macro lakeplan_check_source_columns(spec, columns) %}
-    {%- set known = columns | map('lower') | list -%}
     {%- set settings = [('primary_key', spec.primary_key)] -%}
     {%- if spec.sequence_by -%}{%- do settings.append(('sequence_by', [spec.sequence_by])) -%}{%- endif -%}
     {%- if spec.changelog_mode != 'insert_only' -%}
         {%- do settings.append(('op_column', [spec.op_column])) -%}
     {%- endif -%}
-    {%- for setting, names in settings -%}
-        {%- for name in names if name | lower not in known -%}
-            {%- do exceptions.raise_compiler_error(
-                spec.owner ~ ' sets `meta.' ~ setting ~ '` to a column it does not have: `' ~ name ~ '`.\n'
-                ~ 'Its columns: ' ~ columns | join(', ') ~ '.\n'
-                ~ 'Fix: name one of those columns in `' ~ setting ~ '`, or add the column to the source.') -%}
-        {%- endfor -%}
-    {%- endfor -%}
+    {%- set missing = lakeplan_missing_column(settings, columns) -%}
+    {%- if missing -%}
+        {%- do exceptions.raise_compiler_error(
+            spec.owner ~ ' sets `meta.' ~ missing[0] ~ '` to a column it does not have: `' ~ missing[1] ~ '`.\n'
+            ~ 'Its columns: ' ~ columns | join(', ') ~ '.\n'
+            ~ 'Fix: name one of those columns in `' ~ missing[0] ~ '`, or add the column to the source.') -%}
+    {%- endif -%}
 {% endmacro %}

@@ -31,6 +31,7 @@ def rows_as_json(cursor_or_spark, table):
 
 def test_the_example_builds_on_the_cluster_with_the_local_contents(cluster, example, built, spark):
     example.run("build", "--target", "cluster")
+    example.run("snapshot", "--target", "cluster")  # a second run: the existing Iceberg table is recognised
     cursor = cluster.cursor()
     tables = model_tables(built)
     assert "lakeplan.customer_360" in tables and "lakeplan.customer_order_status" in tables

@@ -52,11 +52,21 @@
     {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
     {%- set after_delete = '(lakeplan_last_delete is null or lakeplan_order > lakeplan_last_delete)' -%}
     {%- set live = "lakeplan_op is distinct from '-D' and " ~ after_delete -%}
+    {#- a column that only unsequenced members write has at most one value per key (duplicates stop the
+        statement), so `first` takes it; ordering by (sequence, member) is needed only where rows compete -#}
+    {%- set sequenced = [] -%}
+    {%- for member in plan.members if member.config.sequence_by -%}
+        {%- do sequenced.extend(member.written | map('lower')) -%}
+    {%- endfor -%}
     {%- set aggregates = [] -%}
     {%- for column in spec.columns if column.name | lower not in spec.unique_key | map('lower') | list -%}
         {%- set name = lakeplan_quote(column.name) -%}
-        {%- do aggregates.append('max_by(' ~ name ~ ', case when ' ~ name ~ ' is not null and ' ~ live
-            ~ ' then lakeplan_order end) as ' ~ name) -%}
+        {%- if removes or column.name | lower in sequenced -%}
+            {%- do aggregates.append('max_by(' ~ name ~ ', case when ' ~ name ~ ' is not null and ' ~ live
+                ~ ' then lakeplan_order end) as ' ~ name) -%}
+        {%- else -%}
+            {%- do aggregates.append('first(case when ' ~ live ~ ' then ' ~ name ~ ' end, true) as ' ~ name) -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- do aggregates.append('max(lakeplan_last_delete) is not null as lakeplan_deleted') -%}
     {%- do aggregates.append('count(case when ' ~ live ~ ' then 1 end) > 0 as lakeplan_alive') -%}

@@ -28,15 +28,13 @@ Fix: add `unique_key` (the changelog source's primary_key) to the model's config
 
 {#- Raises when the model's query lacks a column the upsert needs. -#}
 {% macro lakeplan_validate_upsert_columns(spec, columns) %}
-    {%- set known = columns | map('lower') | list -%}
     {%- set needed = [('unique_key', spec.unique_key), ('op_column', [spec.op_column])]
         + ([('sequence_by', [spec.sequence_by])] if spec.sequence_by else []) -%}
-    {%- for setting, names in needed -%}
-        {%- for name in names if name | lower not in known -%}
-            {%- do exceptions.raise_compiler_error(
-                spec.owner ~ ' sets `' ~ setting ~ '` to `' ~ name ~ '`, which its query does not select.\n'
-                ~ 'Its columns: ' ~ columns | join(', ') ~ '.\n'
-                ~ 'Fix: select that column from the changelog source, or name a selected column in `' ~ setting ~ '`.') -%}
-        {%- endfor -%}
-    {%- endfor -%}
+    {%- set missing = lakeplan_missing_column(needed, columns) -%}
+    {%- if missing -%}
+        {%- do exceptions.raise_compiler_error(
+            spec.owner ~ ' sets `' ~ missing[0] ~ '` to `' ~ missing[1] ~ '`, which its query does not select.\n'
+            ~ 'Its columns: ' ~ columns | join(', ') ~ '.\n'
+            ~ 'Fix: select that column from the changelog source, or name a selected column in `' ~ missing[0] ~ '`.') -%}
+    {%- endif -%}
 {% endmacro %}
