@@ -84,15 +84,30 @@
         where lakeplan_row_check and (lakeplan_op is null or lakeplan_op not in ('{{ dropped_ops | join("', '") }}'))
     ) as lakeplan_rows
     group by {{ keys }}
-    having {{ lakeplan_partial_update_duplicate_check(spec) }}
+    having {{ lakeplan_partial_update_duplicate_check(plan, spec) }}
 {% endmacro %}
 
-{#- Two rows of one member with one key and one sequence value leave no order: an error, not a guess. -#}
-{% macro lakeplan_partial_update_duplicate_check(spec) %}
+{#- Two rows of one member with one key and one sequence value leave no order: an error, not a guess.
+    A member without sequence may have one row per key, which plain counts check; only sequenced members need
+    the set of (sequence, member) pairs, an aggregate Spark runs off its fast hash-aggregate path. -#}
+{% macro lakeplan_partial_update_duplicate_check(plan, spec) %}
+    {%- set counts, sequenced = [], [] -%}
+    {%- for member in plan.members -%}
+        {%- if member.config.sequence_by -%}
+            {%- do sequenced.append(loop.index | string) -%}
+        {%- else -%}
+            {%- do counts.append('count_if(lakeplan_order.member = ' ~ loop.index ~ ') > 1') -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if sequenced -%}
+        {%- set mine = 'lakeplan_order.member in (' ~ sequenced | join(', ') ~ ')' -%}
+        {%- do counts.append(
+            'size(collect_set(case when ' ~ mine ~ ' then lakeplan_order end)) < count_if(' ~ mine ~ ')') -%}
+    {%- endif -%}
     {%- set message = lakeplan_string_literal('Duplicate rows for one key and one sequence value in a member of `'
         ~ spec.model ~ '` (key ') -%}
-    {{ return("case when size(collect_set(lakeplan_order)) < count(*) then raise_error(concat(" ~ message
-        ~ ", to_json(struct(" ~ lakeplan_quote_list(spec.unique_key) ~ ")), ')')) else true end") }}
+    {{ return('case when ' ~ counts | join(' or ') ~ ' then raise_error(concat(' ~ message
+        ~ ', to_json(struct(' ~ lakeplan_quote_list(spec.unique_key) ~ ")), ')')) else true end") }}
 {% endmacro %}
 
 {#- The MERGE of one group: only the group's columns change; NULL never overwrites; remove_record deletes. -#}
