@@ -7,7 +7,8 @@ import urllib.request
 import pytest
 from pyhive import hive
 
-from tests.conftest import REPO, model_tables
+from tests.conftest import REPO, model_tables, write_files
+from tests.integration import test_dbt_parity as parity
 
 THRIFT_PORT, DRIVER_UI = 10001, 4050
 
@@ -44,3 +45,17 @@ def test_the_example_builds_on_the_cluster_with_the_local_contents(cluster, exam
     executors = json.load(urllib.request.urlopen(f"{api}/{application['id']}/executors"))
     busy = [e for e in executors if e["id"] != "driver" and e["totalTasks"] > 0]
     assert len(busy) >= 2, executors
+
+
+def test_snapshots_close_and_open_versions_on_the_cluster(cluster, make_project):
+    files = {name: text for name, text in parity.FILES.items() if name.startswith(("snapshots/", "seeds/people"))}
+    project = make_project("cluster_snapshots", files)
+    cursor = cluster.cursor()
+    cursor.execute("drop schema if exists lakeplan_cluster_snapshots cascade")  # the cluster keeps its metastore
+    for people in (parity.PEOPLE_V1, parity.PEOPLE_V2, parity.PEOPLE_V3):
+        write_files(project.path, {"seeds/people.csv": people})
+        project.run("seed", "--full-refresh", "--target", "cluster")
+        project.run("snapshot", "--target", "cluster")
+    for strategy in ("check", "timestamp"):
+        cursor.execute(f"select id, tier, dbt_valid_to is null from lakeplan_cluster_snapshots.people_{strategy}")
+        assert sorted(tuple(row) for row in cursor.fetchall()) == parity.SNAPSHOT_HISTORY, strategy

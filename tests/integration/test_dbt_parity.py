@@ -16,6 +16,11 @@ select * from {{{{ ref('people') }}}}
 {{% endsnapshot %}}
 """
 
+# (id, tier, current) after snapshotting PEOPLE_V1, V2 and V3 in turn, with either strategy
+SNAPSHOT_HISTORY = [
+    (1, "gold", False), (1, "platinum", True), (2, "gold", True), (2, "silver", False), (3, "bronze", True), (4, "gold", True),
+]
+
 FILES = {
     "seeds/people.csv": PEOPLE_V1,
     "seeds/sales.csv": "day,amount\n2024-01-01,10\n2024-01-02,20\n",
@@ -140,11 +145,7 @@ def test_snapshots_close_and_open_versions_across_runs(project, spark):
         write_files(project.path, {"seeds/people.csv": people})
         project.run("seed", "--full-refresh", "--select", "people")
         project.run("snapshot")
-    expected = [
-        (1, "gold", False), (1, "platinum", True), (2, "gold", True), (2, "silver", False),
-        (3, "bronze", True), (4, "gold", True),
-    ]
-    assert history("check") == expected and history("timestamp") == expected
+    assert history("check") == SNAPSHOT_HISTORY and history("timestamp") == SNAPSHOT_HISTORY
 
 
 def test_clone_is_refused_with_the_reason(project, tmp_path):
