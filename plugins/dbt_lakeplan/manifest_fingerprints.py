@@ -50,22 +50,12 @@ def _columns(node) -> list[tuple[str, str | None]]:
     return [(name, column.data_type) for name, column in node.columns.items()]
 
 
-def _render(template: str, node, resolver: _Resolver, project_vars: dict[str, Any], incremental: bool) -> str:
-    return render_stable(
-        template, resolve_ref=resolver.ref, resolve_source=resolver.source, project_vars=project_vars,
-        config=node.config.to_dict(omit_none=True), this=node.unique_id, incremental=incremental,
-    )
-
-
-def _sql_logic(node, resolver: _Resolver, project_vars: dict[str, Any]) -> dict[str, Any]:
+def _sql_logic(raw_sql: str, render) -> dict[str, Any]:
     try:
-        rendered = [
-            normalize_sql(_render(node.raw_code, node, resolver, project_vars, incremental))
-            for incremental in (False, True)
-        ]
+        rendered = [normalize_sql(render(raw_sql, incremental)) for incremental in (False, True)]
         return {"sql": rendered[0], "incremental_sql": rendered[1] if rendered[1] != rendered[0] else None}
     except jinja2.TemplateError as error:
-        return {"raw_sql": normalize_sql(node.raw_code), "render_error": type(error).__name__}
+        return {"raw_sql": normalize_sql(raw_sql), "render_error": type(error).__name__}
 
 
 def _written_configs(node, manifest) -> dict[str, Any]:
@@ -79,24 +69,28 @@ def _written_configs(node, manifest) -> dict[str, Any]:
     return written
 
 
-def _result_configs(node, manifest, render) -> dict[str, Any]:
+def _result_configs(node, config: dict[str, Any], manifest, render) -> dict[str, Any]:
     """Configs that change results, as written and rendered with the project's default vars, so a
     `var()` in a config never makes --vars change a fingerprint."""
-    config = node.config.to_dict(omit_none=True)
     written = _written_configs(node, manifest)
     values = {key: written.get(key, config[key]) for key in RESULT_CONFIGS if key in config}
     return {key: render(value) if isinstance(value, str) and "{" in value else value for key, value in values.items()}
 
 
 def _node_logic(node, manifest, resolver: _Resolver, project_vars: dict[str, Any]) -> str:
-    def render(template: str) -> str:
-        return _render(template, node, resolver, project_vars, incremental=False)
+    config = node.config.to_dict(omit_none=True)  # once per node: every render below reads it
 
-    parts: dict[str, Any] = {"columns": _columns(node), "configs": _result_configs(node, manifest, render)}
+    def render(template: str, incremental: bool = False) -> str:
+        return render_stable(
+            template, resolve_ref=resolver.ref, resolve_source=resolver.source, project_vars=project_vars,
+            config=config, this=node.unique_id, incremental=incremental,
+        )
+
+    parts: dict[str, Any] = {"columns": _columns(node), "configs": _result_configs(node, config, manifest, render)}
     if node.resource_type == "seed":
         parts["file"] = node.checksum.checksum
     else:
-        parts.update(_sql_logic(node, resolver, project_vars))
+        parts.update(_sql_logic(node.raw_code, render))
         parts["macros"] = {m: digest(manifest.macros[m].macro_sql) for m in node.depends_on.macros if m in manifest.macros}
     return digest(parts)
 
