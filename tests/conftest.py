@@ -87,6 +87,13 @@ def spark():
     return SparkSession.builder.enableHiveSupport().getOrCreate()
 
 
+def snapshots(spark, table: str) -> int:
+    """How many Iceberg snapshots a table has (0 while it does not exist)."""
+    if not spark.catalog.tableExists(table):
+        return 0
+    return spark.sql(f"select * from {table}.snapshots").count()
+
+
 def write_files(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = root / name

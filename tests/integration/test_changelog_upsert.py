@@ -2,6 +2,8 @@
 
 import pytest
 
+from tests.conftest import snapshots
+
 # batch, key, op, seq, value: each case is commented with what it proves.
 CHANGES = """batch,id,op,seq,val
 1,1,+I,1,a
@@ -76,19 +78,15 @@ def table(spark, name):
     return spark.sql(f"select * from lakeplan_upsert.{name}")
 
 
-def snapshots(spark, name):
-    return spark.sql(f"select * from lakeplan_upsert.{name}.snapshots").count()
-
-
 def test_changes_apply_by_sequence_across_runs(project, spark):
     project.run("run", "--select", "current", "--vars", "{batch: 1}", "--full-refresh")
     assert {row.id: row.val for row in table(spark, "current").collect()} == AFTER_BATCH_1
     assert table(spark, "current").columns == ["id", "seq", "val"]  # the op column is not stored
 
-    before = snapshots(spark, "current")
+    before = snapshots(spark, "lakeplan_upsert.current")
     project.run("run", "--select", "current", "--vars", "{batch: 2}")
     assert {row.id: row.val for row in table(spark, "current").collect()} == AFTER_BATCH_2
-    assert snapshots(spark, "current") == before + 1  # one MERGE, one commit
+    assert snapshots(spark, "lakeplan_upsert.current") == before + 1  # one MERGE, one commit
 
     project.run("run", "--select", "current", "--vars", "{batch: 2}")  # a rerun changes nothing
     assert {row.id: row.val for row in table(spark, "current").collect()} == AFTER_BATCH_2
@@ -126,7 +124,7 @@ def test_generated_changelog_batch_by_batch_equals_one_load_and_the_reference(pr
 def test_invalid_op_fails_the_run_and_leaves_the_table_as_it_was(project, spark, make_project):
     project.run("run", "--select", "current", "--vars", "{batch: 1}", "--full-refresh")
     before = sorted(table(spark, "current").collect())
-    snapshot_count = snapshots(spark, "current")
+    snapshot_count = snapshots(spark, "lakeplan_upsert.current")
     spark.sql("insert into lakeplan_upsert.changes values (2, 1, 'X', 9, 'bad')")
     try:
         log = project.fail("run", "--select", "current", "--vars", "{batch: 2}")
@@ -134,4 +132,4 @@ def test_invalid_op_fails_the_run_and_leaves_the_table_as_it_was(project, spark,
         spark.sql("delete from lakeplan_upsert.changes where op = 'X'")
     assert "Invalid changelog op 'X' in model `current` (op column `op`)" in log
     assert sorted(table(spark, "current").collect()) == before
-    assert snapshots(spark, "current") == snapshot_count
+    assert snapshots(spark, "lakeplan_upsert.current") == snapshot_count

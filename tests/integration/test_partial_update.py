@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.conftest import write_files
+from tests.conftest import snapshots, write_files
 
 
 def member(target, sql, **config):
@@ -23,12 +23,6 @@ def target_yml(name, columns, key_tests=(), **config):
 
 def rows(spark, table):
     return sorted(tuple(row) for row in spark.sql(f"select * from {table}").collect())
-
-
-def snapshots(spark, table):
-    if not spark.catalog.tableExists(table):
-        return 0
-    return spark.sql(f"select * from {table}.snapshots").count()
 
 
 PAIMON = {
