@@ -28,3 +28,13 @@ Fix: run dbt from lakeplan's environment (`make dbt ARGS='...'`), where `import 
     {%- endif -%}
     {{ return(groups) }}
 {% endmacro %}
+
+{#- In a member: the target table as it stands before this run, or none on its first run and under
+    `--full-refresh`. For members that send only what the table has not seen yet, as a `sum` counter needs:
+    `{% set seen = partial_update_target_relation() %}` ... `{% if seen %} where x > (...) {% endif %}`.
+    (A `ref` to the target would make a cycle: the target is built from its members.) -#}
+{% macro partial_update_target_relation() %}
+    {%- set target = config.get('lakeplan_target_relation') -%}
+    {%- if not execute or target is none or flags.FULL_REFRESH -%}{{ return(none) }}{%- endif -%}
+    {{ return(adapter.get_relation(database=none, schema=target.schema, identifier=target.identifier)) }}
+{% endmacro %}

@@ -13,9 +13,12 @@ from dbt_common.exceptions import CompilationError
 
 from dbt_lakeplan.digest import Member
 from dbt_lakeplan.grouping import WriteGroup, group_members, ungrouped_reason
+from dbt_lakeplan.merge_rules import MergeRuleError, resolve_merge_rules
 
 TARGET_MATERIALIZATION = "partial_update"
 GROUPS_CONFIG_KEY = "lakeplan_write_groups"
+MERGE_RULES_CONFIG_KEY = "lakeplan_merge_rules"
+TARGET_RELATION_CONFIG_KEY = "lakeplan_target_relation"
 WRITE_MODES = ("merge", "overwrite")
 
 
@@ -59,6 +62,20 @@ def _member(node, targets_by_name: dict[str, Any]) -> Member:
         op_column=config.get("op_column"),
         sequence_by=config.get("sequence_by"),
     )
+
+
+def _merge_rules(node) -> dict[str, Any]:
+    unique_key = node.config.get("unique_key")
+    columns = [
+        {"name": c.name, "data_type": c.data_type, "meta": {**c.meta, **c.config.meta}} for c in node.columns.values()
+    ]
+    try:
+        return resolve_merge_rules(
+            node.name, columns, [unique_key] if isinstance(unique_key, str) else list(unique_key),
+            node.config.get("sequence_groups"),
+        )  # fmt: skip
+    except MergeRuleError as error:
+        raise PartialUpdateConfigError(str(error)) from None
 
 
 def _check_target(node) -> None:
@@ -105,7 +122,11 @@ def apply_sink_reuse(manifest, reuse_enabled: bool) -> dict[str, Any]:
 
     groups = group_members(members, reuse_enabled)
     for member in members:
-        manifest.nodes[member.unique_id].config.materialized = "ephemeral"
+        node = manifest.nodes[member.unique_id]
+        node.config.materialized = "ephemeral"
+        # where `partial_update_target_relation()` finds the table (a ref would make a cycle)
+        target = manifest.nodes[member.target]
+        node.config[TARGET_RELATION_CONFIG_KEY] = {"schema": target.schema, "identifier": target.alias}
     report_targets = {}
     for target_id, target in sorted(targets.items()):
         target_groups = [g for g in groups if g.target == target_id]
@@ -113,7 +134,12 @@ def apply_sink_reuse(manifest, reuse_enabled: bool) -> dict[str, Any]:
             if member.unique_id not in target.depends_on.nodes:
                 target.depends_on.nodes.append(member.unique_id)
         target.config[GROUPS_CONFIG_KEY] = [_group_config(g) for g in target_groups]
-        report_targets[target_id] = {"relation": target.relation_name, "groups": target.config[GROUPS_CONFIG_KEY]}
+        target.config[MERGE_RULES_CONFIG_KEY] = _merge_rules(target)
+        report_targets[target_id] = {
+            "relation": target.relation_name,
+            "groups": target.config[GROUPS_CONFIG_KEY],
+            "merge_rules": target.config[MERGE_RULES_CONFIG_KEY],
+        }
 
     report_members = {}
     for group in groups:

@@ -72,6 +72,12 @@ def test_customer_360_is_written_by_two_groups(built, spark):
     row = spark.sql("select * from lakeplan.customer_360 where customer_key = 1").first().asDict()
     assert len(row) >= 40 and row["customer_name"] == "Customer#000000001"
     assert row["nation_name"] and row["order_count"] and row["net_revenue"] and row["latest_order_status"]
+    # merge rules: the sum counter counted each order once; the status is the latest version of the changelog
+    assert row["counted_orders"] == row["order_count"]
+    latest = spark.sql(
+        "select max(_seq) from lakeplan.stg_customer_order_status_changes where customer_key = 1 and _op in ('+I', '+U')"
+    ).first()[0]
+    assert row["status_seq"] == latest
 
 
 def test_a_second_build_on_unchanged_inputs_changes_no_table(built, example, spark):

@@ -12,12 +12,13 @@ def member(target, sql, **config):
     return f"{{{{ config({settings}) }}}}\n{sql}"
 
 
-def target_yml(name, columns, key_tests=(), **config):
+def target_yml(name, columns, key_tests=(), rules=None, **config):
     settings = {"unique_key": "id", **config}
     lines = ["version: 2", "models:", f"  - name: {name}", f"    config: {json.dumps(settings)}", "    columns:"]
     for column, data_type in columns.items():
         tests = f", data_tests: [{', '.join(key_tests)}]" if column == "id" and key_tests else ""
-        lines.append(f"      - {{name: {column}, data_type: {data_type}{tests}}}")
+        rule = f", meta: {{merge: {rules[column]}}}" if column in (rules or {}) else ""
+        lines.append(f"      - {{name: {column}, data_type: '{data_type}'{tests}{rule}}}")
     return "\n".join(lines) + "\n"
 
 

@@ -43,6 +43,25 @@ PARSE_CASES = {
 }
 
 
+def rules_target(rules=None, **config):
+    columns = {"id": "bigint", "a": "int", "b": "string", "v": "int", "w": "int"}
+    return {
+        "models/wide.sql": "{{ partial_update_target() }}",
+        "models/wide.yml": target_yml("wide", columns, rules=rules, **config),
+        "models/m.sql": member("wide", "select 1 as id"),
+    }
+
+
+PARSE_CASES.update({
+    "unknown_rule": (rules_target({"a": "avg"}), ["Unknown merge rule 'avg' on column `a` of partial-update target `wide`"]),
+    "sum_on_string": (rules_target({"b": "sum"}), ["Merge rule 'sum' on column `b` of partial-update target `wide` needs a numeric type, but the column is string"]),
+    "append_on_int": (rules_target({"a": "append"}), ["Merge rule 'append' on column `a` of partial-update target `wide` needs an array type"]),
+    "rule_on_key": (rules_target({"id": "max"}), ["Column `id` of partial-update target `wide` is part of its unique_key and has merge rule 'max'"]),
+    "two_groups": (rules_target(sequence_groups={"v": ["a"], "w": ["a", "b"]}), ["Column `a` of `wide` is in two sequence groups (v and w)"]),
+    "unknown_sequence": (rules_target(sequence_groups={"version": ["a"]}), ["sequence_groups of `wide` names the sequence column `version`, which is not a column of the target"]),
+})  # fmt: skip
+
+
 @pytest.mark.parametrize("case", sorted(PARSE_CASES))
 def test_structural_mistakes_stop_parsing(make_project, case):
     files, fragments = PARSE_CASES[case]
@@ -86,6 +105,9 @@ def run_errors(make_project):
     files["models/t_overlap.yml"] = target_yml("t_overlap", {"id": "bigint", "a": "int"})
     files["models/m_first.sql"] = member("t_overlap", "select 1 as id, 1 as a, 1 as v", sequence_by="v")
     files["models/m_second.sql"] = member("t_overlap", "select 1 as id, 2 as a")
+    files["models/t_group.sql"] = "{{ partial_update_target() }}"
+    files["models/t_group.yml"] = target_yml("t_group", {"id": "bigint", "a": "int", "v": "int"}, sequence_groups={"v": ["a"]})
+    files["models/m_group.sql"] = member("t_group", "select 1 as id, 2 as a")
     return make_project("pu_runtime", files)
 
 
@@ -102,6 +124,12 @@ def test_overlapping_columns_without_sequence_are_ambiguous(run_errors):
     log = run_errors.fail("run", "--select", "t_overlap")
     assert "Members `m_first` and `m_second` both write column `a` of partial-update target `t_overlap`" in log
     assert "Fix: set `sequence_by` on both members" in log
+
+
+def test_a_sequence_group_column_without_its_version_is_refused(run_errors):
+    log = run_errors.fail("run", "--select", "t_group")
+    assert "Member `m_group` writes `a` of partial-update target `t_group`, which is in sequence group v" in log
+    assert "Fix: select the group's version as `v`" in log
 
 
 DATA_CASES = {

@@ -1,7 +1,8 @@
 {#- SQL of the unioned partial-update write (Apache Paimon's partial-update merge engine):
     UNION ALL of the members, padded with typed NULLs -> collapse to one row per key -> one MERGE.
-    Per key and column the latest non-null value wins; a NULL never overwrites; rows already in the table
-    are older than this run's. Rows are ordered by (sequence_by, member position): NULL sequence first. -#}
+    Per key and column its merge rule decides (default: the latest non-null value wins, a NULL never
+    overwrites; merge_rules.sql); rows already in the table are older than this run's. Rows are ordered by
+    (sequence_by, member position): NULL sequence first. -#}
 
 {#- One union branch per member: every written target column, cast to its type; the others NULL. -#}
 {% macro lakeplan_partial_update_union_sql(plan, spec) %}
@@ -45,72 +46,114 @@
     {{ return('case ' ~ checks | join(' ') ~ ' else true end') }}
 {% endmacro %}
 
-{#- One row per key: each column's latest non-null value, plus `lakeplan_deleted` / `lakeplan_alive`
-    (remove_record: the key was deleted in this run / re-inserted after its last delete). -#}
+{#- One row per key: each column's value by its merge rule, each sequence group's accepted row, plus
+    `lakeplan_deleted` / `lakeplan_alive` (remove_record: the key was deleted in this run / re-inserted after
+    its last delete). Retractions (-U/-D) stay in the rows only where a `sum` takes them back. -#}
 {% macro lakeplan_partial_update_collapse_sql(plan, spec) %}
     {%- set keys = lakeplan_quote_list(spec.unique_key) -%}
+    {%- set key_names = spec.unique_key | map('lower') | list -%}
     {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
+    {%- set sums = [] -%}
+    {%- for column in plan.written if spec.rules.get(column) == 'sum' -%}{%- do sums.append(column) -%}{%- endfor -%}
+    {%- set retracts = plan.changelog and sums -%}
+    {%- set dropped_ops = [] if retracts else ['-U'] + ([] if removes else ['-D']) -%}
     {%- set after_delete = '(lakeplan_last_delete is null or lakeplan_order > lakeplan_last_delete)' -%}
-    {%- set live = "lakeplan_op is distinct from '-D' and " ~ after_delete -%}
-    {#- a column that only unsequenced members write has at most one value per key (duplicates stop the
-        statement), so `first` takes it; ordering by (sequence, member) is needed only where rows compete -#}
+    {%- set last_delete = "max(case when lakeplan_op = '-D' then lakeplan_order end)"
+        ~ ' over (partition by ' ~ keys ~ ')' if removes else 'cast(null as ' ~ plan.order_type ~ ')' -%}
     {%- set sequenced = [] -%}
     {%- for member in plan.members if member.config.sequence_by -%}
         {%- do sequenced.extend(member.written | map('lower')) -%}
     {%- endfor -%}
-    {%- set aggregates = [] -%}
-    {%- for column in spec.columns if column.name | lower not in spec.unique_key | map('lower') | list -%}
+    {%- set aggregates, outputs = [], [] -%}
+    {%- for column in spec.columns if column.name | lower not in key_names
+        and spec.grouped.get(column.name | lower) not in plan.written -%}
         {%- set name = lakeplan_quote(column.name) -%}
-        {%- if removes or column.name | lower in sequenced -%}
-            {%- do aggregates.append('max_by(' ~ name ~ ', case when ' ~ name ~ ' is not null and ' ~ live
-                ~ ' then lakeplan_order end) as ' ~ name) -%}
-        {%- else -%}
-            {%- do aggregates.append('first(case when ' ~ live ~ ' then ' ~ name ~ ' end, true) as ' ~ name) -%}
-        {%- endif -%}
+        {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
+        {%- set ordered = removes or column.name | lower in sequenced -%}
+        {%- do aggregates.append(lakeplan_merge_rule_collapse(rule, name, ordered) ~ ' as ' ~ name) -%}
+        {%- do outputs.append(name) -%}
+    {%- endfor -%}
+    {#- a sequence group: the whole row of the greatest version wins, NULLs included -#}
+    {%- for group in spec.sequence_groups if group.sequence in plan.written -%}
+        {%- set struct_name = 'lakeplan_group_' ~ loop.index -%}
+        {%- set fields = [] -%}
+        {%- for name in [group.sequence] + group.columns -%}
+            {%- do fields.append("'v" ~ loop.index ~ "', " ~ lakeplan_quote(name)) -%}
+            {%- do outputs.append(struct_name ~ '.v' ~ loop.index ~ ' as ' ~ lakeplan_quote(name)) -%}
+        {%- endfor -%}
+        {%- set version = lakeplan_quote(group.sequence) -%}
+        {%- do aggregates.append('max_by(named_struct(' ~ fields | join(', ') ~ '), case when ' ~ version
+            ~ " is not null and lakeplan_live then named_struct('version', " ~ version ~ ", 'order', lakeplan_order)"
+            ~ ' end) as ' ~ struct_name) -%}
     {%- endfor -%}
     {%- do aggregates.append('max(lakeplan_last_delete) is not null as lakeplan_deleted') -%}
-    {%- do aggregates.append('count(case when ' ~ live ~ ' then 1 end) > 0 as lakeplan_alive') -%}
-    {%- set dropped_ops = ['-U'] + ([] if removes else ['-D']) -%}
-    {%- set last_delete = "max(case when lakeplan_op = '-D' then lakeplan_order end)"
-        ~ ' over (partition by ' ~ keys ~ ')' if removes else 'cast(null as ' ~ plan.order_type ~ ')' -%}
+    {%- do aggregates.append('count_if(lakeplan_live) > 0 as lakeplan_alive') -%}
+    {%- do outputs.extend(['lakeplan_deleted', 'lakeplan_alive']) -%}
     select
         {{ keys }},
-        {{ aggregates | join(',\n        ') }}
+        {{ outputs | join(',\n        ') }}
     from (
-        select *, {{ last_delete }} as lakeplan_last_delete
+        select
+            {{ keys }},
+            {{ aggregates | join(',\n            ') }}
         from (
+            select *,
+                (lakeplan_op is null or lakeplan_op in ('+I', '+U')) and {{ after_delete }} as lakeplan_live,
+                lakeplan_op in ('-U', '-D') and {{ after_delete }} as lakeplan_retract
+            from (
+                select *, {{ last_delete }} as lakeplan_last_delete
+                from (
     {{ lakeplan_partial_update_union_sql(plan, spec) }}
-        ) as lakeplan_members
-        where lakeplan_row_check and (lakeplan_op is null or lakeplan_op not in ('{{ dropped_ops | join("', '") }}'))
-    ) as lakeplan_rows
-    group by {{ keys }}
-    having {{ lakeplan_partial_update_duplicate_check(plan, spec) }}
+                ) as lakeplan_members
+                where lakeplan_row_check {{ lakeplan_partial_update_dropped_ops(dropped_ops) }}
+            ) as lakeplan_ordered
+        ) as lakeplan_rows
+        group by {{ keys }}
+        having {{ lakeplan_partial_update_duplicate_check(plan, spec) }}
+    ) as lakeplan_collapsed
+{% endmacro %}
+
+{#- Changelog rows that no column of the group needs: -U (the +U carries the new values), and -D unless it
+    removes records. `sum` takes both back, so they stay when the group writes one. -#}
+{% macro lakeplan_partial_update_dropped_ops(ops) %}
+    {%- if ops -%}
+        {{ return("and (lakeplan_op is null or lakeplan_op not in ('" ~ ops | join("', '") ~ "'))") }}
+    {%- endif -%}
+    {{ return('') }}
 {% endmacro %}
 
 {#- Two rows of one member with one key and one sequence value leave no order: an error, not a guess.
     A member without sequence may have one row per key, which plain counts check; only sequenced members need
-    the set of (sequence, member) pairs, an aggregate Spark runs off its fast hash-aggregate path. -#}
+    the set of (sequence, member) pairs, an aggregate Spark runs off its fast hash-aggregate path. A member
+    whose columns all have order-free rules (sum, max, ...) may send any number of rows per key. -#}
 {% macro lakeplan_partial_update_duplicate_check(plan, spec) %}
     {%- set counts, sequenced = [], [] -%}
     {%- for member in plan.members -%}
-        {%- if member.config.sequence_by -%}
+        {%- set ordered = [] -%}
+        {%- for column in member.written | map('lower') if column not in spec.unique_key | map('lower') | list
+            and (column in spec.grouped or spec.rules.get(column, 'last_non_null') not in spec.order_independent) -%}
+            {%- do ordered.append(column) -%}
+        {%- endfor -%}
+        {%- if ordered and member.config.sequence_by -%}
             {%- do sequenced.append(loop.index | string) -%}
-        {%- else -%}
-            {%- do counts.append('count_if(lakeplan_order.member = ' ~ loop.index ~ ') > 1') -%}
+        {%- elif ordered -%}
+            {%- do counts.append('count_if(lakeplan_live and lakeplan_order.member = ' ~ loop.index ~ ') > 1') -%}
         {%- endif -%}
     {%- endfor -%}
     {%- if sequenced -%}
-        {%- set mine = 'lakeplan_order.member in (' ~ sequenced | join(', ') ~ ')' -%}
+        {%- set mine = 'lakeplan_live and lakeplan_order.member in (' ~ sequenced | join(', ') ~ ')' -%}
         {%- do counts.append(
             'size(collect_set(case when ' ~ mine ~ ' then lakeplan_order end)) < count_if(' ~ mine ~ ')') -%}
     {%- endif -%}
+    {%- if not counts -%}{{ return('true') }}{%- endif -%}
     {%- set message = lakeplan_string_literal('Duplicate rows for one key and one sequence value in a member of `'
         ~ spec.model ~ '` (key ') -%}
     {{ return('case when ' ~ counts | join(' or ') ~ ' then raise_error(concat(' ~ message
         ~ ', to_json(struct(' ~ lakeplan_quote_list(spec.unique_key) ~ ")), ')')) else true end") }}
 {% endmacro %}
 
-{#- The MERGE of one group: only the group's columns change; NULL never overwrites; remove_record deletes. -#}
+{#- The MERGE of one group: only the group's columns change, each by its merge rule or sequence group;
+    remove_record deletes. -#}
 {% macro lakeplan_partial_update_merge_sql(target, source, plan, spec) %}
     {%- set matches = [] -%}
     {%- for key in spec.unique_key -%}
@@ -121,11 +164,17 @@
     {%- set keep, replace, names, values = [], [], [], [] -%}
     {%- for column in spec.columns -%}
         {%- set name = lakeplan_quote(column.name) -%}
+        {%- set change, stored = 'lakeplan_change.' ~ name, 'lakeplan_table.' ~ name -%}
+        {%- set sequence = spec.grouped.get(column.name | lower) -%}
         {%- do names.append(name) -%}
-        {%- do values.append('lakeplan_change.' ~ name) -%}
-        {%- do replace.append(name ~ ' = lakeplan_change.' ~ name) -%}
-        {%- if column.name | lower in plan.written and column.name | lower not in keys -%}
-            {%- do keep.append(name ~ ' = coalesce(lakeplan_change.' ~ name ~ ', lakeplan_table.' ~ name ~ ')') -%}
+        {%- do values.append(change) -%}
+        {%- do replace.append(name ~ ' = ' ~ change) -%}
+        {%- if sequence in plan.written -%}
+            {%- do keep.append(name ~ ' = case when ' ~ lakeplan_sequence_group_accepts(sequence) ~ ' then ' ~ change
+                ~ ' else ' ~ stored ~ ' end') -%}
+        {%- elif column.name | lower in plan.written and column.name | lower not in keys -%}
+            {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
+            {%- do keep.append(name ~ ' = ' ~ lakeplan_merge_rule_combine(rule, stored, change, column.data_type)) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- set clauses = [] -%}

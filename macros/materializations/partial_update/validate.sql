@@ -1,4 +1,5 @@
-{#- The target's validated settings: {model, unique_key, columns: [{name, data_type}], on_delete, groups}. -#}
+{#- The target's validated settings: {model, unique_key, columns: [{name, data_type}], on_delete, groups,
+    rules: {column: merge rule}, sequence_groups: [{sequence, columns}], grouped: {column: its sequence}}. -#}
 {% macro lakeplan_validate_get_partial_update_spec() %}
     {%- set owner = 'partial-update target `' ~ model.name ~ '`' -%}
     {%- set on_delete = config.get('partial_update_on_delete', 'error') -%}
@@ -18,6 +19,13 @@
     {%- for column in model.columns.values() -%}
         {%- do columns.append({'name': column.name, 'data_type': column.data_type | lower}) -%}
     {%- endfor -%}
+    {%- set merge = config.get('lakeplan_merge_rules') or {} -%}
+    {%- set grouped = {} -%}
+    {%- for group in merge.get('sequence_groups', []) -%}
+        {%- for name in [group.sequence] + group.columns -%}
+            {%- do grouped.update({name: group.sequence}) -%}
+        {%- endfor -%}
+    {%- endfor -%}
     {{ return({
         'owner': owner,
         'model': model.name,
@@ -25,6 +33,10 @@
         'columns': columns,
         'on_delete': on_delete,
         'groups': lakeplan_partial_update_groups(),
+        'rules': merge.get('rules', {}),
+        'order_independent': merge.get('order_independent', []),
+        'sequence_groups': merge.get('sequence_groups', []),
+        'grouped': grouped,
     }) }}
 {% endmacro %}
 
@@ -70,22 +82,36 @@
     {%- endfor -%}
 {% endmacro %}
 
-{#- Two members that write one column must both order their rows (`sequence_by`); otherwise which value
-    wins would depend on the run, so it is an error naming both members and the column. -#}
+{#- A column that several members write needs a rule that does not depend on order (sum, max, ...), a
+    sequence group, or `sequence_by` on both members; otherwise which value wins would depend on the run.
+    A member that writes a sequence group's column must write its version, or its values could never land. -#}
 {% macro lakeplan_validate_partial_update_overlaps(plans, spec) %}
     {%- set writers = {} -%}
     {%- set keys = spec.unique_key | map('lower') | list -%}
     {%- for plan in plans -%}
         {%- for member in plan.members -%}
-            {%- for column in member.written if column | lower not in keys -%}
-                {%- set earlier = writers.get(column | lower) -%}
-                {%- if earlier and not (earlier.sequence_by and member.config.sequence_by) -%}
+            {%- set written = member.written | map('lower') | list -%}
+            {%- for column in written if column not in keys -%}
+                {%- set sequence = spec.grouped.get(column) -%}
+                {%- if sequence and sequence not in written -%}
+                    {%- do exceptions.raise_compiler_error(
+                        'Member `' ~ member.config.name ~ '` writes `' ~ column ~ '` of ' ~ spec.owner ~ ', which is in '
+                        ~ 'sequence group ' ~ sequence ~ ', but does not select `' ~ sequence ~ '`: its values would '
+                        ~ 'never be accepted.\nFix: select the group\'s version as `' ~ sequence ~ '` in `'
+                        ~ member.config.name ~ '`.') -%}
+                {%- endif -%}
+                {%- set rule = spec.rules.get(column, 'last_non_null') -%}
+                {%- set earlier = writers.get(column) -%}
+                {%- if earlier and not sequence and rule not in spec.order_independent
+                    and not (earlier.sequence_by and member.config.sequence_by) -%}
                     {%- do exceptions.raise_compiler_error(
                         'Members `' ~ earlier.name ~ '` and `' ~ member.config.name ~ '` both write column `' ~ column
-                        ~ '` of ' ~ spec.owner ~ ', and not both set `sequence_by`: which value wins is ambiguous.'
-                        ~ '\nFix: set `sequence_by` on both members (the later row wins), or let one member write it.') -%}
+                        ~ '` of ' ~ spec.owner ~ ', whose merge rule ' ~ rule ~ ' depends on order, and not both set '
+                        ~ '`sequence_by`: which value wins is ambiguous.\nFix: set `sequence_by` on both members (the '
+                        ~ 'later row wins), let one member write it, or give it an order-free rule ('
+                        ~ spec.order_independent | join(', ') ~ ').') -%}
                 {%- endif -%}
-                {%- do writers.update({column | lower: member.config}) -%}
+                {%- do writers.update({column: member.config}) -%}
             {%- endfor -%}
         {%- endfor -%}
     {%- endfor -%}

@@ -1,0 +1,58 @@
+{#- Per-column merge rules (Paimon's aggregate functions), compiled into the two places a value is decided:
+    the collapse (this run's rows of one key -> one value) and the MERGE (that value against the stored one).
+    Rules and sequence groups are checked by lakeplan's plugin (plugins/dbt_lakeplan/merge_rules.py).
+
+    In the collapse, `lakeplan_live` marks the rows that count (+I/+U, after the key's last delete) and
+    `lakeplan_retract` the -U/-D rows whose value a `sum` takes back; NULLs never count. -#}
+
+{#- This run's value of one column, by its rule. `ordered` says whether rows compete for it (a sequenced or
+    deleting writer), else the column has one row per key and `first` takes it off the sort-free path. -#}
+{% macro lakeplan_merge_rule_collapse(rule, name, ordered) %}
+    {%- set live_value = 'case when lakeplan_live then ' ~ name ~ ' end' -%}
+    {%- set order = 'case when ' ~ name ~ ' is not null and lakeplan_live then lakeplan_order end' -%}
+    {%- set in_order = 'transform(array_sort(collect_list(case when ' ~ name ~ ' is not null and lakeplan_live'
+        ~ " then named_struct('o', lakeplan_order, 'v', " ~ name ~ ') end), '
+        ~ '(l, r) -> case when l.o < r.o then -1 when l.o > r.o then 1 else 0 end), e -> e.v)' -%}
+    {%- set any_value = 'count(' ~ live_value ~ ') > 0' -%}
+    {%- if rule in ['last_non_null', 'first_non_null'] and not ordered -%}
+        {{ return('first(' ~ live_value ~ ', true)') }}
+    {%- elif rule == 'last_non_null' -%}{{ return('max_by(' ~ name ~ ', ' ~ order ~ ')') }}
+    {%- elif rule == 'first_non_null' -%}{{ return('min_by(' ~ name ~ ', ' ~ order ~ ')') }}
+    {%- elif rule == 'sum' -%}
+        {{ return('sum(case when lakeplan_live then ' ~ name ~ ' when lakeplan_retract then -' ~ name ~ ' end)') }}
+    {%- elif rule in ['min', 'max', 'bool_or', 'bool_and'] -%}{{ return(rule ~ '(' ~ live_value ~ ')') }}
+    {%- elif rule == 'append' -%}{{ return('case when ' ~ any_value ~ ' then flatten(' ~ in_order ~ ') end') }}
+    {%- elif rule == 'append_distinct' -%}
+        {{ return('case when ' ~ any_value ~ ' then array_distinct(flatten(' ~ in_order ~ ')) end') }}
+    {%- endif -%}
+    {%- do exceptions.raise_compiler_error('lakeplan has no collapse for merge rule ' ~ rule | tojson) -%}
+{% endmacro %}
+
+{#- The MERGE's new value of a column from the stored value and this run's; a NULL on either side leaves
+    the other (least/greatest skip NULLs themselves). -#}
+{% macro lakeplan_merge_rule_combine(rule, stored, change, data_type) %}
+    {%- set both = {
+        'sum': stored ~ ' + ' ~ change,
+        'bool_or': stored ~ ' or ' ~ change,
+        'bool_and': stored ~ ' and ' ~ change,
+        'append': 'concat(' ~ stored ~ ', ' ~ change ~ ')',
+        'append_distinct': 'array_distinct(concat(' ~ stored ~ ', ' ~ change ~ '))',
+    } -%}
+    {%- if rule == 'last_non_null' -%}{{ return('coalesce(' ~ change ~ ', ' ~ stored ~ ')') }}
+    {%- elif rule == 'first_non_null' -%}{{ return('coalesce(' ~ stored ~ ', ' ~ change ~ ')') }}
+    {%- elif rule == 'min' -%}{{ return('least(' ~ stored ~ ', ' ~ change ~ ')') }}
+    {%- elif rule == 'max' -%}{{ return('greatest(' ~ stored ~ ', ' ~ change ~ ')') }}
+    {%- elif rule in both -%}
+        {{ return('cast(case when ' ~ change ~ ' is null then ' ~ stored ~ ' when ' ~ stored ~ ' is null then '
+            ~ change ~ ' else ' ~ both[rule] ~ ' end as ' ~ data_type ~ ')') }}
+    {%- endif -%}
+    {%- do exceptions.raise_compiler_error('lakeplan has no MERGE combination for merge rule ' ~ rule | tojson) -%}
+{% endmacro %}
+
+{#- Whether a stored row takes this run's values for a sequence group: a non-NULL version at least the
+    stored one (Paimon's sequence-group). -#}
+{% macro lakeplan_sequence_group_accepts(sequence) %}
+    {%- set change = 'lakeplan_change.' ~ lakeplan_quote(sequence) -%}
+    {%- set stored = 'lakeplan_table.' ~ lakeplan_quote(sequence) -%}
+    {{ return(change ~ ' is not null and (' ~ stored ~ ' is null or ' ~ change ~ ' >= ' ~ stored ~ ')') }}
+{% endmacro %}
