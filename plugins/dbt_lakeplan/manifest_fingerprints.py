@@ -52,8 +52,12 @@ def _columns(node) -> list[tuple[str, str | None]]:
 
 def _sql_logic(raw_sql: str, render) -> dict[str, Any]:
     try:
-        rendered = [normalize_sql(render(raw_sql, incremental)) for incremental in (False, True)]
-        return {"sql": rendered[0], "incremental_sql": rendered[1] if rendered[1] != rendered[0] else None}
+        full = render(raw_sql, False)
+        # only `is_incremental()` tells the two renderings apart (this runs on every manifest load: keep it lean)
+        incremental = render(raw_sql, True) if "is_incremental" in raw_sql else full
+        sql = normalize_sql(full)
+        incremental_sql = normalize_sql(incremental) if incremental != full else sql
+        return {"sql": sql, "incremental_sql": incremental_sql if incremental_sql != sql else None}
     except jinja2.TemplateError as error:
         return {"raw_sql": normalize_sql(raw_sql), "render_error": type(error).__name__}
 

@@ -1,0 +1,132 @@
+"""What every lakeplan benchmark shares: the Spark session, dbt runs in-process, physical-plan figures read
+from Spark's own metrics, medians, and the recorded results (bench/results/<name>.json, .md, .png)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "bench" / "work"
+RESULTS = ROOT / "bench" / "results"
+SCHEMA = "lakeplan_bench"
+sys.path.insert(0, str(ROOT))
+
+from tests.spark_plans import exchanges  # noqa: E402  (the tests read plans the same way)
+
+
+def spark_session():
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.enableHiveSupport().getOrCreate()
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    return spark
+
+
+def machine(spark) -> dict:
+    import dbt.version
+
+    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+            "spark": spark.version, "dbt": dbt.version.__version__}  # fmt: skip
+
+
+def write_project(name: str, files: dict[str, str], models: dict | None = None) -> Path:
+    """A dbt project under bench/work/<name> with lakeplan's macros; models in schema lakeplan_bench."""
+    project = WORK / name
+    for path, text in files.items():
+        (project / path).parent.mkdir(parents=True, exist_ok=True)
+        (project / path).write_text(text)
+    if not (project / "macros").exists():
+        (project / "macros").symlink_to(ROOT / "macros")
+    settings = {"+schema": "bench", "+file_format": "iceberg", **(models or {})}
+    (project / "dbt_project.yml").write_text(
+        "name: lakeplan\nversion: '1.0.0'\nconfig-version: 2\nprofile: lakeplan\n"
+        f"models:\n  lakeplan: {json.dumps(settings)}\n"
+    )
+    return project
+
+
+def dbt(project: Path, *args: str) -> float:
+    """Runs dbt in-process (the benchmark's Spark session) and returns its wall time in seconds."""
+    from dbt.cli.main import dbtRunner
+
+    start = time.perf_counter()
+    result = dbtRunner().invoke([*args, "--project-dir", str(project)])
+    if not result.success:
+        raise SystemExit(f"dbt {' '.join(args)} failed in {project}: {result.exception}")
+    return time.perf_counter() - start
+
+
+def _shuffle_bytes(node) -> int:
+    """Bytes written by the shuffles of an executed plan (Spark's `shuffleBytesWritten` metric)."""
+    name = node.getClass().getSimpleName()
+    if name == "AdaptiveSparkPlanExec":
+        return _shuffle_bytes(node.executedPlan())
+    if name.endswith("QueryStageExec"):
+        return _shuffle_bytes(node.plan())
+    written = node.metrics().get("shuffleBytesWritten")
+    total = written.get().value() if written.isDefined() else 0
+    children = node.children()
+    return total + sum(_shuffle_bytes(children.apply(i)) for i in range(children.size()))
+
+
+def run_query(spark, sql: str) -> dict:
+    """Executes a query to the end inside the JVM (no rows to Python) and reads what really ran: wall time,
+    the final adaptive plan's Exchanges and the bytes its shuffles wrote."""
+    execution = spark.sql(sql)._jdf.queryExecution()
+    start = time.perf_counter()
+    plan = execution.executedPlan()
+    plan.execute().count()
+    seconds = time.perf_counter() - start
+    text = plan.toString()
+    if "== Final Plan ==" in text:
+        text = text.split("== Final Plan ==", 1)[1].split("== Initial Plan ==", 1)[0]
+    return {"seconds": round(seconds, 3), "exchanges": len(exchanges(text)), "shuffle_bytes": _shuffle_bytes(plan)}
+
+
+def medians(runs: list[dict], keys: tuple[str, ...], values: tuple[str, ...]) -> list[dict]:
+    """One row per combination of `keys`: the median of each of `values` over the repeats."""
+    groups: dict[tuple, list[dict]] = {}
+    for run in runs:
+        groups.setdefault(tuple(run[k] for k in keys), []).append(run)
+    return [
+        {**dict(zip(keys, group)), **{v: statistics.median(r[v] for r in rows) for v in values}, "repeats": len(rows)}
+        for group, rows in sorted(groups.items(), key=lambda item: tuple(map(str, item[0])))
+    ]
+
+
+def markdown_table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def record(name: str, result: dict, summary: str) -> None:
+    """Writes bench/results/<name>.json (everything) and <name>.md (the summary table), and prints the table."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n")
+    (RESULTS / f"{name}.md").write_text(summary)
+    print(summary)
+
+
+def bar_chart(path: Path, title: str, ylabel: str, bars: dict[str, float], note: str = "") -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(7, 4))
+    drawn = axis.bar(list(bars), list(bars.values()), color=["#4c72b0", "#dd8452", "#55a868", "#c44e52"][: len(bars)])
+    axis.bar_label(drawn, fmt="%.2f")
+    axis.set(ylabel=ylabel, title=title)
+    if note:
+        axis.set_xlabel(note)
+    axis.grid(axis="y", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
