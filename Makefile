@@ -35,9 +35,11 @@ test: data
 lint: setup
 	sqlfluff lint models macros tests/singular
 
-# Benchmarks (minutes): figures, summaries and charts into bench/results/.
+# Benchmarks (an hour on 2 cores): figures, summaries and charts into bench/results/.
+# One of them, with its own sizes: make bench BENCH=prekeyed BENCH_ARGS='--rows 2000000 --repeats 1'
+BENCH ?= sink_reuse changelog_distribution prekeyed plugin_overhead tpch_e2e
 bench: data
-	python bench/sink_reuse.py $(BENCH_ARGS)
+	@for name in $(BENCH); do echo "== bench/$$name.py"; python bench/$$name.py $(BENCH_ARGS) || exit 1; done
 
 # A Spark standalone master, two workers and the Thrift Server on 127.0.0.1 (target `cluster`).
 cluster-up: data

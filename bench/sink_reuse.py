@@ -3,6 +3,7 @@
 K members of 12 columns each write a (1 + 12 K)-column Iceberg table keyed by `k`. Two phases: the initial load
 into an empty table, then an update in which 10% of the keys change in every member. Variants, same run:
   lakeplan    the unioned write (one MERGE per run)
+  rules       the same with per-column merge rules (sum, max, min, first_non_null, last_non_null in turn)
   separate    var reuse_sink_enabled: false (K MERGEs, what K stock dbt-spark models amount to)
   handwritten one UNION ALL + collapse + MERGE written by hand in plain Spark SQL (the floor)
 Figures per run: wall time, snapshots created, bytes written (Iceberg snapshot summaries).
@@ -15,17 +16,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-WORK = ROOT / "bench" / "work"
-RESULTS = ROOT / "bench" / "results"
+from common import RESULTS, SCHEMA, dbt, machine, medians, record, spark_session
+from common import write_project as write_project_files
+
 COLUMNS_PER_MEMBER = 12
-SCHEMA = "lakeplan_bench"
+VARIANTS = ("lakeplan", "rules", "separate", "handwritten")
+RULES = ("sum", "max", "min", "first_non_null", "last_non_null")
 
 
 def member_sql(member: int, keys: int) -> str:
@@ -39,26 +39,20 @@ def member_sql(member: int, keys: int) -> str:
     )
 
 
-def write_project(members: int, keys: int) -> Path:
-    project = WORK / f"k{members}_n{keys}"
-    (project / "models").mkdir(parents=True, exist_ok=True)
-    if not (project / "macros").exists():
-        (project / "macros").symlink_to(ROOT / "macros")
-    (project / "dbt_project.yml").write_text(
-        "name: lakeplan\nversion: '1.0.0'\nconfig-version: 2\nprofile: lakeplan\n"
-        f"models:\n  lakeplan:\n    +schema: bench\n    +file_format: iceberg\n"
-        f"    wide: {{on_state_mismatch: full_refresh}}\n"
-    )
+def write_project(members: int, keys: int, rules: bool = False) -> Path:
     columns = ["      - {name: k, data_type: bigint}"] + [
-        f"      - {{name: m{m}_c{c}, data_type: bigint}}" for m in range(members) for c in range(COLUMNS_PER_MEMBER)
+        f"      - {{name: m{m}_c{c}, data_type: bigint"
+        + (f", meta: {{merge: {RULES[c % len(RULES)]}}}}}" if rules else "}")
+        for m in range(members) for c in range(COLUMNS_PER_MEMBER)
     ]
-    (project / "models" / "wide.sql").write_text("{{ partial_update_target() }}\n")
-    (project / "models" / "wide.yml").write_text(
-        "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: k}\n    columns:\n" + "\n".join(columns) + "\n"
-    )
-    for m in range(members):
-        (project / "models" / f"member_{m:02d}.sql").write_text(member_sql(m, keys))
-    return project
+    files = {
+        "models/wide.sql": "{{ partial_update_target() }}\n",
+        "models/wide.yml": "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: k}\n    columns:\n"
+        + "\n".join(columns) + "\n",
+        **{f"models/member_{m:02d}.sql": member_sql(m, keys) for m in range(members)},
+    }
+    name = f"k{members}_n{keys}{'_rules' if rules else ''}"
+    return write_project_files(name, files, {"wide": {"on_state_mismatch": "full_refresh"}})
 
 
 def handwritten_merge(members: int, keys: int, phase: int) -> str:
@@ -92,8 +86,6 @@ def snapshots(spark, table: str) -> dict[int, int]:
 
 
 def run_variant(spark, variant: str, members: int, keys: int, phase: int) -> dict:
-    from dbt.cli.main import dbtRunner
-
     table = f"{SCHEMA}.wide" if variant != "handwritten" else f"{SCHEMA}.wide_handwritten"
     if variant == "handwritten" and phase == 0:
         columns = ", ".join(["k bigint"] + [f"m{m}_c{c} bigint" for m in range(members) for c in range(COLUMNS_PER_MEMBER)])
@@ -103,13 +95,9 @@ def run_variant(spark, variant: str, members: int, keys: int, phase: int) -> dic
     if variant == "handwritten":
         spark.sql(handwritten_merge(members, keys, phase))
     else:
-        project = write_project(members, keys)
-        args = ["run", "--project-dir", str(project), "--vars", json.dumps({"phase": phase, "reuse_sink_enabled": variant == "lakeplan"})]
-        if phase == 0:
-            args.append("--full-refresh")
-        result = dbtRunner().invoke(args)
-        if not result.success:
-            raise SystemExit(f"dbt failed for {variant} K={members} keys={keys}: {result.exception}")
+        project = write_project(members, keys, rules=variant == "rules")
+        run_vars = json.dumps({"phase": phase, "reuse_sink_enabled": variant != "separate"})
+        dbt(project, "run", "--vars", run_vars, *(["--full-refresh"] if phase == 0 else []))
     seconds = time.perf_counter() - start
     added = {sid: size for sid, size in snapshots(spark, table).items() if sid not in before}
     return {"variant": variant, "members": members, "keys": keys, "phase": ["initial", "update"][phase],
@@ -119,34 +107,24 @@ def run_variant(spark, variant: str, members: int, keys: int, phase: int) -> dic
 def measure(spark, members: int, keys: int, repeats: int) -> list[dict]:
     runs = []
     for repeat in range(repeats):
-        for variant in ("lakeplan", "separate", "handwritten"):
+        for variant in VARIANTS:
             for phase in (0, 1):
                 runs.append({**run_variant(spark, variant, members, keys, phase), "repeat": repeat})
     return runs
 
 
-def medians(runs: list[dict]) -> list[dict]:
-    groups: dict[tuple, list[dict]] = {}
-    for run in runs:
-        groups.setdefault((run["members"], run["keys"], run["phase"], run["variant"]), []).append(run)
-    return [
-        {"members": m, "keys": k, "phase": p, "variant": v, "seconds": statistics.median(r["seconds"] for r in rs),
-         "snapshots": rs[0]["snapshots"], "bytes_written": statistics.median(r["bytes_written"] for r in rs)}
-        for (m, k, p, v), rs in sorted(groups.items())
-    ]
-
-
 def summary_table(rows: list[dict]) -> str:
-    lines = ["| K | keys | phase | lakeplan s | separate s | handwritten s | separate / lakeplan | lakeplan / handwritten | snapshots (lakeplan / separate) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| K | keys | phase | lakeplan s | separate s | handwritten s | separate / lakeplan | lakeplan / handwritten | snapshots (lakeplan / separate) | with rules s | rules / lakeplan |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     cells: dict[tuple, dict] = {}
     for row in rows:
         cells.setdefault((row["members"], row["keys"], row["phase"]), {})[row["variant"]] = row
     for (members, keys, phase), by in sorted(cells.items()):
-        lp, sep, hand = by["lakeplan"], by["separate"], by["handwritten"]
+        lp, sep, hand, rules = by["lakeplan"], by["separate"], by["handwritten"], by["rules"]
         lines.append(
             f"| {members} | {keys:,} | {phase} | {lp['seconds']:.1f} | {sep['seconds']:.1f} | {hand['seconds']:.1f} | "
-            f"{sep['seconds'] / lp['seconds']:.2f}x | {lp['seconds'] / hand['seconds']:.2f}x | {lp['snapshots']} / {sep['snapshots']} |"
+            f"{sep['seconds'] / lp['seconds']:.2f}x | {lp['seconds'] / hand['seconds']:.2f}x | {lp['snapshots']} / {sep['snapshots']} | "
+            f"{rules['seconds']:.1f} | {rules['seconds'] / lp['seconds']:.2f}x |"
         )
     return "\n".join(lines) + "\n"
 
@@ -158,7 +136,7 @@ def chart(rows: list[dict], keys: int, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(7, 4))
-    for variant in ("lakeplan", "separate", "handwritten"):
+    for variant in VARIANTS:
         points = sorted((r["members"], r["seconds"]) for r in rows if r["variant"] == variant and r["keys"] == keys and r["phase"] == "update")
         axis.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=variant)
     axis.set(xlabel="members K (12 columns each)", ylabel="update phase, seconds", title=f"Sink reuse: time vs K ({keys:,} keys)")
@@ -179,24 +157,16 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     args = parser.parse_args(argv)
     if args.smoke:
         args.keys, args.members, args.vary_members, args.vary_keys, args.repeats = [200], 2, [], 200, 1
-    if spark is None:
-        from pyspark.sql import SparkSession
-
-        spark = SparkSession.builder.enableHiveSupport().getOrCreate()
-    spark.sql(f"create schema if not exists {SCHEMA}")
+    spark = spark or spark_session()
     runs = [run for keys in args.keys for run in measure(spark, args.members, keys, args.repeats)]
     runs += [run for members in args.vary_members if members != args.members or args.vary_keys not in args.keys
              for run in measure(spark, members, args.vary_keys, args.repeats)]
-    rows = medians(runs)
-    result = {"machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": __import__("os").cpu_count(),
-                          "spark": spark.version}, "runs": runs, "medians": rows}
+    rows = medians(runs, ("members", "keys", "phase", "variant"), ("seconds", "snapshots", "bytes_written"))
+    result = {"machine": machine(spark), "runs": runs, "medians": rows}
     if not args.smoke:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "sink_reuse.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
-        (RESULTS / "sink_reuse.md").write_text(summary_table(rows))
+        record("sink_reuse", result, summary_table(rows))
         if args.vary_members:
             chart(rows, args.vary_keys, RESULTS / "sink_reuse_vs_k.png")
-        print(summary_table(rows))
     return result
 
 
