@@ -13,10 +13,23 @@ shuffle bytes of the query that feeds each MERGE (read from Spark's executed pla
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from common import RESULTS, SCHEMA, WORK, bar_chart, dbt, machine, markdown_table, medians, record, run_query, spark_session, write_project
+from common import (
+    RESULTS,
+    SCHEMA,
+    WORK,
+    arguments,
+    bar_chart,
+    dbt,
+    machine,
+    markdown_table,
+    medians,
+    record,
+    run_query,
+    spark_session,
+    write_project,
+)
 
 SOURCES = f"""version: 2
 sources:
@@ -58,14 +71,7 @@ def feeding_query(variant: str) -> str:
 
 
 def main(argv: list[str] | None = None, spark=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--keys", type=int, default=1_000_000)
-    parser.add_argument("--versions", type=int, default=4)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat, nothing recorded")
-    args = parser.parse_args(argv)
-    if args.smoke:
-        args.keys, args.versions, args.repeats = 500, 2, 1
+    args = arguments(__doc__, argv, keys=(1_000_000, 500), versions=(4, 2))
     spark = spark or spark_session()
     make_changes(spark, args.keys, args.versions)
     project = write_project("changelog", {"models/sources.yml": SOURCES, "models/upsert_hash.sql": LAKEPLAN,

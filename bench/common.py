@@ -3,6 +3,7 @@ from Spark's own metrics, medians, and the recorded results (bench/results/<name
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -18,6 +19,22 @@ SCHEMA = "lakeplan_bench"
 sys.path.insert(0, str(ROOT))
 
 from tests.spark_plans import exchanges  # noqa: E402  (the tests read plans the same way)
+
+
+def arguments(doc: str, argv: list[str] | None, **sizes: tuple) -> argparse.Namespace:
+    """A benchmark's options: each size as `--name` (default, value under --smoke), --repeats, and --smoke
+    (tiny sizes, one repeat, nothing recorded: what the tests run)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, (default, _) in sizes.items():
+        parser.add_argument(f"--{name}", type=type(default), default=default)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat, nothing recorded")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        for name, (_, smoke) in sizes.items():
+            setattr(args, name, smoke)
+        args.repeats = 1
+    return args
 
 
 def spark_session():

@@ -10,10 +10,22 @@ shuffles wrote (Spark's metrics).
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from common import RESULTS, SCHEMA, bar_chart, dbt, machine, markdown_table, medians, record, run_query, spark_session, write_project
+from common import (
+    RESULTS,
+    SCHEMA,
+    arguments,
+    bar_chart,
+    dbt,
+    machine,
+    markdown_table,
+    medians,
+    record,
+    run_query,
+    spark_session,
+    write_project,
+)
 
 QUERIES = {
     "group_by": "select k, count(*) as n, sum(v) as total from {schema}.facts_{layout} group by k",
@@ -34,14 +46,7 @@ def build(rows: int, keys: int) -> float:
 
 
 def main(argv: list[str] | None = None, spark=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=20_000_000)
-    parser.add_argument("--keys", type=int, default=2_000_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat, nothing recorded")
-    args = parser.parse_args(argv)
-    if args.smoke:
-        args.rows, args.keys, args.repeats = 2_000, 200, 1
+    args = arguments(__doc__, argv, rows=(20_000_000, 2_000), keys=(2_000_000, 200))
     spark = spark or spark_session()
     build_seconds = build(args.rows, args.keys)
     runs = [

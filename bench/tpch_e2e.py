@@ -14,7 +14,6 @@ Both read the TPC-H parquet of scale factor SF (written by tpchgen-cli on first 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -22,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from common import RESULTS, ROOT, bar_chart, dbt, machine, markdown_table, medians, record, spark_session
+from common import RESULTS, ROOT, arguments, bar_chart, dbt, machine, markdown_table, medians, record, spark_session
 
 DBT_SCHEMA, SCRIPT_SCHEMA = "lakeplan_e2e", "lakeplan_e2e_script"
 
@@ -131,13 +130,7 @@ def environment(**values: str):
 
 
 def main(argv: list[str] | None = None, spark=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sf", default="1")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--smoke", action="store_true", help="SF 0.01, no data tests, one repeat, nothing recorded")
-    args = parser.parse_args(argv)
-    if args.smoke:
-        args.sf, args.repeats = "0.01", 1
+    args = arguments(__doc__, argv, sf=("1", "0.01"))
     data = ROOT / ".lakeplan" / "data" / "tpch" / f"sf{args.sf}"
     subprocess.run([str(ROOT / "scripts" / "tpch_data.sh"), args.sf, str(data)], check=True)
     spark = spark or spark_session()

@@ -18,7 +18,7 @@ from dbt.plugins.manager import dbt_hook, dbtPlugin
 
 from dbt_common.exceptions import CompilationError
 
-from dbt_lakeplan.artifacts import FINGERPRINTS_FILE, SINK_REUSE_FILE, JsonArtifact
+from dbt_lakeplan.artifacts import FINGERPRINTS_FILE, SINK_REUSE_FILE, SQL_CACHE_FILE, JsonArtifact, read_cache, write_cache
 from dbt_lakeplan.fingerprint import VERSIONS
 from dbt_lakeplan.manifest_fingerprints import apply_fingerprints
 from dbt_lakeplan import spark_adapter
@@ -59,10 +59,15 @@ def _with_lakeplan(load):
                 f"var fingerprint_version is {version!r}; lakeplan computes {' or '.join(VERSIONS)} fingerprints.\n"
                 "Fix: set `fingerprint_version: v3` (the default: chaining-agnostic) or `v2` in dbt_project.yml vars."
             )
+        cache_path = os.path.join(config.project_target_path, SQL_CACHE_FILE)
+        sql_cache = read_cache(cache_path)
+        cached = dict(sql_cache)
         reports = {
             SINK_REUSE_FILE: apply_sink_reuse(manifest, reuse_enabled),
-            FINGERPRINTS_FILE: apply_fingerprints(manifest, version, project_default_vars(config)),
+            FINGERPRINTS_FILE: apply_fingerprints(manifest, version, project_default_vars(config), sql_cache),
         }
+        if sql_cache != cached:
+            write_cache(cache_path, sql_cache)
         setattr(manifest, REPORTS_ATTRIBUTE, (config.project_target_path, reports))
         return manifest
 

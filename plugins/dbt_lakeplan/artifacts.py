@@ -4,11 +4,30 @@ writes the same bytes on every run."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 SINK_REUSE_FILE = "lakeplan_sink_reuse.json"
 FINGERPRINTS_FILE = "lakeplan_fingerprints.json"
+SQL_CACHE_FILE = "lakeplan_sql_cache.json"  # rendered, normalised SQL per node (manifest_fingerprints.py)
+
+
+def read_cache(path: str) -> dict[str, Any]:
+    """A cache file's entries; a missing or unreadable file is an empty cache (it is only ever a shortcut)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_cache(path: str, data: dict[str, Any]) -> None:
+    """Replaces the cache file in one rename, so a concurrent dbt never reads half of it."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(f"{path}.{os.getpid()}.partial")
+    partial.write_text(json.dumps(data, sort_keys=True))
+    os.replace(partial, path)
 
 
 class JsonArtifact:

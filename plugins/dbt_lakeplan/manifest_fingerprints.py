@@ -3,6 +3,9 @@
 Node-local logic = the stably rendered, normalised SQL (with and without `is_incremental()`), the declared
 output columns and types, the configs that change results (below), and the definitions of the macros the
 node calls. Everything else in a config is a tuning knob and never counts.
+
+Rendering and normalising is the costly part (~1.5 ms a node) and runs on every manifest load, so the SQL
+logic is memoised by everything it depends on (`sql_cache`, kept by the plugin in dbt's target folder).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import jinja2
+import sqlglot
 
 from dbt_lakeplan.fingerprint import NodeLogic, digest, fingerprints
 from dbt_lakeplan.normalize import normalize_sql, render_stable
@@ -81,7 +85,15 @@ def _result_configs(node, config: dict[str, Any], manifest, render) -> dict[str,
     return {key: render(value) if isinstance(value, str) and "{" in value else value for key, value in values.items()}
 
 
-def _node_logic(node, manifest, resolver: _Resolver, project_vars: dict[str, Any]) -> str:
+def _cache_key(node, config: dict[str, Any], project_vars: dict[str, Any]) -> str:
+    """Everything a node's rendered SQL depends on: its text, configs, inputs, the vars and the normaliser."""
+    return digest({
+        "sql": node.raw_code, "this": node.unique_id, "inputs": sorted(_parents(node)), "vars": project_vars,
+        "config": {k: v for k, v in config.items() if not k.startswith("lakeplan_")}, "sqlglot": sqlglot.__version__,
+    })  # fmt: skip
+
+
+def _node_logic(node, manifest, resolver: _Resolver, project_vars: dict[str, Any], cached: dict, used: dict) -> str:
     config = node.config.to_dict(omit_none=True)  # once per node: every render below reads it
 
     def render(template: str, incremental: bool = False) -> str:
@@ -94,7 +106,9 @@ def _node_logic(node, manifest, resolver: _Resolver, project_vars: dict[str, Any
     if node.resource_type == "seed":
         parts["file"] = node.checksum.checksum
     else:
-        parts.update(_sql_logic(node.raw_code, render))
+        key = _cache_key(node, config, project_vars)
+        used[key] = cached.get(key) or _sql_logic(node.raw_code, render)
+        parts.update(used[key])
         parts["macros"] = {m: digest(manifest.macros[m].macro_sql) for m in node.depends_on.macros if m in manifest.macros}
     return digest(parts)
 
@@ -108,9 +122,13 @@ def _source_logic(source) -> str:
     })
 
 
-def apply_fingerprints(manifest, version: str, project_vars: dict[str, Any]) -> dict[str, Any]:
+def apply_fingerprints(
+    manifest, version: str, project_vars: dict[str, Any], sql_cache: dict | None = None
+) -> dict[str, Any]:
     """Puts each model's, seed's and snapshot's fingerprint in its config (`lakeplan_fingerprint`, for
-    macros) and returns the fingerprint report (plain data, for JSON)."""
+    macros) and returns the fingerprint report (plain data, for JSON). `sql_cache` (key -> SQL logic) is
+    read and filled in place; afterwards it holds exactly this manifest's entries."""
+    cached, used = dict(sql_cache or {}), {}
     resolver = _Resolver(manifest)
     fingerprinted = {uid: n for uid, n in manifest.nodes.items() if n.resource_type in FINGERPRINTED}
     consumers: dict[str, list[str]] = {}
@@ -123,11 +141,14 @@ def apply_fingerprints(manifest, version: str, project_vars: dict[str, Any]) -> 
         inlined = node.config.materialized == "ephemeral"
         logic[uid] = NodeLogic(
             uid,
-            _node_logic(node, manifest, resolver, project_vars),
+            _node_logic(node, manifest, resolver, project_vars, cached, used),
             tuple(_parents(node)),
             tuple(consumers.get(uid, ())) if inlined else (),
         )
     prints = fingerprints(logic, version)
+    if sql_cache is not None:
+        sql_cache.clear()
+        sql_cache.update(used)
 
     report = {}
     for uid, node in sorted(fingerprinted.items()):

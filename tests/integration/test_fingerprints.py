@@ -114,3 +114,18 @@ def test_a_cli_var_in_a_result_config_changes_nothing(project):
         "version: 2\nmodels:\n  - name: totals\n    config: {incremental_predicates: [\"{{ var('predicate', 'true') }}\"]}\n"
     )})
     assert prints(project) == prints(project, "--vars", "{predicate: 'id > 1'}")
+
+
+def test_the_sql_cache_gives_the_same_fingerprints_and_keeps_only_current_entries(project):
+    cache = project.path / "target" / "lakeplan_sql_cache.json"
+    cold = prints(project, "--no-partial-parse")
+    entries = json.loads(cache.read_text())
+    assert len(entries) == 2  # upstream and totals (a seed counts by its file, not by SQL)
+    cache.write_text(json.dumps({key: {"sql": "select 'tampered'"} for key in entries}))
+    assert prints(project, "--no-partial-parse") != cold  # the cache is read, not recomputed...
+    cache.unlink()
+    assert prints(project, "--no-partial-parse") == cold  # ...and rebuilt from scratch when missing
+    write_files(project.path, files(extra=", id * 2 as twice"))
+    changed = prints(project)
+    assert changed["upstream"] != cold["upstream"]
+    assert len(json.loads(cache.read_text())) == len(entries)  # the old upstream entry is gone
