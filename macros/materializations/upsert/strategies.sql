@@ -1,7 +1,7 @@
 {#- The latest change per key, one row each: the query the MERGE reads.
     Order within a key: highest `sequence_by` first (NULL counts as oldest); on a tie a -D wins over
-    +I/+U; remaining ties go to the row with the greatest 64-bit hash of its values (a function of the row,
-    cheaper than its JSON text), so the pick never depends on how Spark partitioned the input. -U rows are dropped (the +U after them carries the new values).
+    +I/+U; remaining ties go to the greatest row by its JSON text, so the pick never depends on how
+    Spark partitioned the input. -U rows are dropped (the +U after them carries the new values).
     Rows with an unknown op or a NULL key stop the statement, and with it the whole write.
     `columns`: the query's columns, op column included. -#}
 {% macro lakeplan_changelog_latest_sql(sql, spec, columns) %}
@@ -17,7 +17,7 @@
             *,
             row_number() over (
                 partition by {{ keys }}
-                order by {{ sequence }} desc nulls last, case when {{ op }} = '-D' then 0 else 1 end, xxhash64(struct(*)) desc
+                order by {{ sequence }} desc nulls last, case when {{ op }} = '-D' then 0 else 1 end, to_json(struct(*)) desc
             ) as lakeplan_rank
         from (
             select
