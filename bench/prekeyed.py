@@ -45,6 +45,22 @@ def build(rows: int, keys: int) -> float:
     return dbt(project, "run")
 
 
+def summary(result: dict) -> str:
+    by = {(r["query"], r["layout"]): r for r in result["medians"]}
+
+    def cell(query: str, layout: str, figure: str) -> float:
+        return by[(query, layout)][figure]
+
+    return markdown_table(
+        ["query", "rows", "Exchanges keyed", "Exchanges plain", "shuffle MiB keyed", "shuffle MiB plain", "keyed s",
+         "plain s", "plain / keyed"],
+        [[query, f"{result['rows']:,}", int(cell(query, "keyed", "exchanges")), int(cell(query, "plain", "exchanges")),
+          f"{cell(query, 'keyed', 'shuffle_bytes') / 2**20:.1f}", f"{cell(query, 'plain', 'shuffle_bytes') / 2**20:.1f}",
+          f"{cell(query, 'keyed', 'seconds'):.2f}", f"{cell(query, 'plain', 'seconds'):.2f}",
+          f"{cell(query, 'plain', 'seconds') / cell(query, 'keyed', 'seconds'):.2f}x"] for query in QUERIES],
+    )  # fmt: skip
+
+
 def main(argv: list[str] | None = None, spark=None) -> dict:
     args = arguments(__doc__, argv, rows=(20_000_000, 2_000), keys=(2_000_000, 200))
     spark = spark or spark_session()
@@ -58,17 +74,8 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     result = {"machine": machine(spark), "rows": args.rows, "keys": args.keys, "build_seconds": round(build_seconds, 1),
               "runs": runs, "medians": rows}  # fmt: skip
     if not args.smoke:
+        record("prekeyed", result, summary(result))
         by = {(r["query"], r["layout"]): r for r in rows}
-        table = [
-            [query, f"{args.rows:,}", by[(query, "keyed")]["exchanges"], by[(query, "plain")]["exchanges"],
-             f"{by[(query, 'keyed')]['shuffle_bytes'] / 2**20:.1f}", f"{by[(query, 'plain')]['shuffle_bytes'] / 2**20:.1f}",
-             f"{by[(query, 'keyed')]['seconds']:.2f}", f"{by[(query, 'plain')]['seconds']:.2f}",
-             f"{by[(query, 'plain')]['seconds'] / by[(query, 'keyed')]['seconds']:.2f}x"]
-            for query in QUERIES
-        ]  # fmt: skip
-        record("prekeyed", result, markdown_table(
-            ["query", "rows", "Exchanges keyed", "Exchanges plain", "shuffle MiB keyed", "shuffle MiB plain",
-             "keyed s", "plain s", "plain / keyed"], table))  # fmt: skip
         bar_chart(RESULTS / "prekeyed.png", f"Pre-keyed vs plain, {args.rows:,} rows (median s)", "seconds",
                   {f"{q} {layout}": by[(q, layout)]["seconds"] for q in QUERIES for layout in ("keyed", "plain")})  # fmt: skip
     return result

@@ -86,7 +86,9 @@
             ~ " is not null and lakeplan_live then named_struct('version', " ~ version ~ ", 'order', lakeplan_order)"
             ~ ' end) as ' ~ struct_name) -%}
     {%- endfor -%}
-    {%- do aggregates.append('max(lakeplan_last_delete) is not null as lakeplan_deleted') -%}
+    {#- a count, not max(lakeplan_last_delete): an aggregate over a struct takes Spark off hash aggregation
+        onto a sort of every row (4x slower at 100k keys x 10 members) -#}
+    {%- do aggregates.append(("count_if(lakeplan_op = '-D') > 0" if removes else 'false') ~ ' as lakeplan_deleted') -%}
     {%- do aggregates.append('count_if(lakeplan_live) > 0 as lakeplan_alive') -%}
     {%- do outputs.extend(['lakeplan_deleted', 'lakeplan_alive']) -%}
     select
