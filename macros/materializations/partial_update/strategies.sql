@@ -70,7 +70,7 @@
         {%- set name = lakeplan_quote(column.name) -%}
         {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
         {%- set ordered = removes or column.name | lower in sequenced -%}
-        {%- do aggregates.append(lakeplan_merge_rule_collapse(rule, name, ordered) ~ ' as ' ~ name) -%}
+        {%- do aggregates.append(lakeplan_merge_rule_collapse(rule, name, ordered, plan.changelog) ~ ' as ' ~ name) -%}
         {%- do outputs.append(name) -%}
     {%- endfor -%}
     {#- a sequence group: the whole row of the greatest version wins, NULLs included -#}
@@ -89,7 +89,7 @@
     {#- a count, not max(lakeplan_last_delete): an aggregate over a struct takes Spark off hash aggregation
         onto a sort of every row (4x slower at 100k keys x 10 members) -#}
     {%- do aggregates.append(("count_if(lakeplan_op = '-D') > 0" if removes else 'false') ~ ' as lakeplan_deleted') -%}
-    {%- do aggregates.append('count_if(lakeplan_live) > 0 as lakeplan_alive') -%}
+    {%- do aggregates.append(('count_if(lakeplan_live) > 0' if plan.changelog else 'true') ~ ' as lakeplan_alive') -%}
     {%- do outputs.extend(['lakeplan_deleted', 'lakeplan_alive']) -%}
     select
         {{ keys }},
@@ -130,6 +130,7 @@
     whose columns all have order-free rules (sum, max, ...) may send any number of rows per key. -#}
 {% macro lakeplan_partial_update_duplicate_check(plan, spec) %}
     {%- set counts, sequenced = [], [] -%}
+    {%- set live = 'lakeplan_live and ' if plan.changelog else '' -%}
     {%- for member in plan.members -%}
         {%- set ordered = [] -%}
         {%- for column in member.written | map('lower') if column not in spec.unique_key | map('lower') | list
@@ -139,11 +140,11 @@
         {%- if ordered and member.config.sequence_by -%}
             {%- do sequenced.append(loop.index | string) -%}
         {%- elif ordered -%}
-            {%- do counts.append('count_if(lakeplan_live and lakeplan_order.member = ' ~ loop.index ~ ') > 1') -%}
+            {%- do counts.append('count_if(' ~ live ~ 'lakeplan_order.member = ' ~ loop.index ~ ') > 1') -%}
         {%- endif -%}
     {%- endfor -%}
     {%- if sequenced -%}
-        {%- set mine = 'lakeplan_live and lakeplan_order.member in (' ~ sequenced | join(', ') ~ ')' -%}
+        {%- set mine = live ~ 'lakeplan_order.member in (' ~ sequenced | join(', ') ~ ')' -%}
         {%- do counts.append(
             'size(collect_set(case when ' ~ mine ~ ' then lakeplan_order end)) < count_if(' ~ mine ~ ')') -%}
     {%- endif -%}
