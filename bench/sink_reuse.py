@@ -9,6 +9,7 @@ into an empty table, then an update in which 10% of the keys change in every mem
 Figures per run: wall time, snapshots created, bytes written (Iceberg snapshot summaries).
 
   .venv/bin/python bench/sink_reuse.py [--keys 100000 1000000] [--members 10] [--vary-members 2 5 10 20]
+      [--vary-keys 100000] [--variants lakeplan separate handwritten] [--repeats 3]
   make bench (all sizes) / --smoke (tiny, seconds; run by the tests)
 """
 
@@ -104,10 +105,10 @@ def run_variant(spark, variant: str, members: int, keys: int, phase: int) -> dic
             "seconds": round(seconds, 3), "snapshots": len(added), "bytes_written": sum(added.values())}
 
 
-def measure(spark, members: int, keys: int, repeats: int) -> list[dict]:
+def measure(spark, members: int, keys: int, repeats: int, variants: list[str]) -> list[dict]:
     runs = []
     for repeat in range(repeats):
-        for variant in VARIANTS:
+        for variant in variants:
             for phase in (0, 1):
                 runs.append({**run_variant(spark, variant, members, keys, phase), "repeat": repeat})
     return runs
@@ -120,13 +121,23 @@ def summary_table(rows: list[dict]) -> str:
     for row in rows:
         cells.setdefault((row["members"], row["keys"], row["phase"]), {})[row["variant"]] = row
     for (members, keys, phase), by in sorted(cells.items()):
-        lp, sep, hand, rules = by["lakeplan"], by["separate"], by["handwritten"], by["rules"]
+        seconds = {variant: by[variant]["seconds"] if variant in by else None for variant in VARIANTS}
+        lakeplan, rules, separate, handwritten = (seconds[v] for v in VARIANTS)
+        snapshots = " / ".join(str(by[v]["snapshots"]) if v in by else "-" for v in ("lakeplan", "separate"))
         lines.append(
-            f"| {members} | {keys:,} | {phase} | {lp['seconds']:.1f} | {sep['seconds']:.1f} | {hand['seconds']:.1f} | "
-            f"{sep['seconds'] / lp['seconds']:.2f}x | {lp['seconds'] / hand['seconds']:.2f}x | {lp['snapshots']} / {sep['snapshots']} | "
-            f"{rules['seconds']:.1f} | {rules['seconds'] / lp['seconds']:.2f}x |"
+            f"| {members} | {keys:,} | {phase} | {figure(lakeplan)} | {figure(separate)} | {figure(handwritten)} | "
+            f"{ratio(separate, lakeplan)} | {ratio(lakeplan, handwritten)} | {snapshots} | "
+            f"{figure(rules)} | {ratio(rules, lakeplan)} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def figure(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.1f}"
+
+
+def ratio(numerator: float | None, denominator: float | None) -> str:
+    return "-" if numerator is None or denominator is None else f"{numerator / denominator:.2f}x"
 
 
 def chart(rows: list[dict], keys: int, path: Path) -> None:
@@ -153,6 +164,8 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     parser.add_argument("--vary-members", type=int, nargs="*", default=[2, 5, 10, 20])
     parser.add_argument("--vary-keys", type=int, default=100_000, help="key count for the K sweep")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS),
+                        help="for the --keys sizes (the K sweep always runs all four)")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat, nothing recorded")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -160,9 +173,9 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     spark = spark or spark_session()
     if not args.smoke:  # warm-up, not recorded: the first dbt run in a JVM pays for its JIT
         run_variant(spark, "lakeplan", 2, 1000, 0)
-    runs = [run for keys in args.keys for run in measure(spark, args.members, keys, args.repeats)]
+    runs = [run for keys in args.keys for run in measure(spark, args.members, keys, args.repeats, args.variants)]
     runs += [run for members in args.vary_members if members != args.members or args.vary_keys not in args.keys
-             for run in measure(spark, members, args.vary_keys, args.repeats)]
+             for run in measure(spark, members, args.vary_keys, args.repeats, list(VARIANTS))]
     rows = medians(runs, ("members", "keys", "phase", "variant"), ("seconds", "snapshots", "bytes_written"))
     result = {"machine": machine(spark), "runs": runs, "medians": rows}
     if not args.smoke:

@@ -37,14 +37,12 @@
     }) }}
 {% endmacro %}
 
-{#- One group's write: its collapsed rows staged as a temp view, then one MERGE (or INSERT OVERWRITE),
-    with the group's `write_options` set for that statement only. -#}
+{#- One group's write: one MERGE (or INSERT OVERWRITE) reading the collapsed rows as a subquery, with the
+    group's `write_options` set for that statement only. Not a staged temp view: Spark keeps a temp view as
+    SQL text and analyses it again in the MERGE, which at 100+ columns costs seconds. -#}
 {% macro lakeplan_partial_update_write(target, plan, spec, statement_name) %}
-    {%- set source = lakeplan_temp_view(plan.group.digest_id) -%}
-    {%- call statement('stage_' ~ statement_name) -%}
-        create or replace temporary view {{ source }} as
-        {{ lakeplan_sink_distribution_by(lakeplan_partial_update_collapse_sql(plan, spec), plan.group.parallelism, spec.unique_key) }}
-    {%- endcall -%}
+    {%- set source = '(\n' ~ lakeplan_sink_distribution_by(lakeplan_partial_update_collapse_sql(plan, spec),
+        plan.group.parallelism, spec.unique_key) ~ '\n)' -%}
     {%- set previous = lakeplan_set_session_options(plan.group.write_options) -%}
     {%- call statement(statement_name) -%}
         {%- if plan.group.write_mode == 'overwrite' -%}

@@ -208,5 +208,5 @@
     {%- endfor -%}
     {%- set partition_clause = ' partition (' ~ partition | join(', ') ~ ')' if partition else '' -%}
     {{ return('insert overwrite ' ~ target ~ partition_clause ~ '\nselect ' ~ written | join(', ')
-        ~ ' from ' ~ source ~ ' where lakeplan_alive') }}
+        ~ ' from ' ~ source ~ ' as lakeplan_change where lakeplan_alive') }}
 {% endmacro %}
