@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import RESULTS, SCHEMA, dbt, machine, medians, record, spark_session
+from common import RESULTS, SCHEMA, dbt, machine, markdown_table, medians, record, spark_session
 from common import write_project as write_project_files
 
 COLUMNS_PER_MEMBER = 12
@@ -70,7 +70,7 @@ def handwritten_merge(members: int, keys: int, phase: int) -> str:
                     values.append(f"cast(null as bigint) as m{other}_c{c}")
         branches.append(f"select k, {', '.join(values)} from (select id as k from range(0, {keys})) as keys")
     names = [f"m{m}_c{c}" for m in range(members) for c in range(COLUMNS_PER_MEMBER)]
-    collapse = ", ".join(f"first({n}, true) as {n}" for n in names)
+    collapse = ", ".join(f"max({n}) as {n}" for n in names)  # one value per key: max keeps one buffer slot
     updates = ", ".join(f"{n} = coalesce(s.{n}, t.{n})" for n in names)
     return (
         f"merge into {SCHEMA}.wide_handwritten as t using (select k, {collapse} from ({' union all '.join(branches)})"
@@ -115,21 +115,29 @@ def measure(spark, members: int, keys: int, repeats: int, variants: list[str]) -
 
 
 def summary_table(rows: list[dict]) -> str:
-    lines = ["| K | keys | phase | lakeplan s | separate s | handwritten s | separate / lakeplan | lakeplan / handwritten | snapshots (lakeplan / separate) | with rules s | rules / lakeplan |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    """One line per (K, keys, phase); a variant that did not run shows "-"."""
     cells: dict[tuple, dict] = {}
     for row in rows:
         cells.setdefault((row["members"], row["keys"], row["phase"]), {})[row["variant"]] = row
+    lines = []
     for (members, keys, phase), by in sorted(cells.items()):
         seconds = {variant: by[variant]["seconds"] if variant in by else None for variant in VARIANTS}
         lakeplan, rules, separate, handwritten = (seconds[v] for v in VARIANTS)
-        snapshots = " / ".join(str(by[v]["snapshots"]) if v in by else "-" for v in ("lakeplan", "separate"))
-        lines.append(
-            f"| {members} | {keys:,} | {phase} | {figure(lakeplan)} | {figure(separate)} | {figure(handwritten)} | "
-            f"{ratio(separate, lakeplan)} | {ratio(lakeplan, handwritten)} | {snapshots} | "
-            f"{figure(rules)} | {ratio(rules, lakeplan)} |"
-        )
-    return "\n".join(lines) + "\n"
+
+        def each(field: str, variants: tuple[str, ...], show) -> str:
+            return " / ".join(show(by[v][field]) if v in by else "-" for v in variants)
+
+        lines.append([
+            members, f"{keys:,}", phase, figure(lakeplan), figure(separate), figure(handwritten),
+            ratio(separate, lakeplan), ratio(lakeplan, handwritten),
+            each("snapshots", ("lakeplan", "separate"), lambda n: f"{n:g}"),
+            each("bytes_written", ("lakeplan", "separate", "handwritten"), lambda n: f"{n / 2**20:.1f}"),
+            figure(rules), ratio(rules, lakeplan),
+        ])  # fmt: skip
+    return markdown_table(
+        ["K", "keys", "phase", "lakeplan s", "separate s", "handwritten s", "separate / lakeplan",
+         "lakeplan / handwritten", "snapshots (lakeplan / separate)", "MiB written (lakeplan / separate / handwritten)",
+         "with rules s", "rules / lakeplan"], lines)  # fmt: skip
 
 
 def figure(seconds: float | None) -> str:

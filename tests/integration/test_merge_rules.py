@@ -24,6 +24,7 @@ NOTHING = "select cast(1 as bigint) as id where false"
 COUNTER_COLUMNS = {
     "id": "bigint", "total": "bigint", "amount": "decimal(10,2)", "first_seen": "date", "lo": "int", "hi": "int",
     "any_flag": "boolean", "all_flag": "boolean", "tags": "array<string>", "tag_set": "array<string>", "latest": "string",
+    "props": "map<string,int>",  # no order: its one value per key is taken by first(), not max()
 }  # fmt: skip
 COUNTER_RULES = {
     "total": "sum", "amount": "sum", "first_seen": "first_non_null", "lo": "min", "hi": "max",
@@ -50,16 +51,16 @@ COUNTERS = {
                 {"id": 2, "total": 2, "all_flag": "null", "tag_set": "null"}]),
     )),  # fmt: skip
     "models/c_first.sql": member("counters", by_step(
-        select([{"id": 1, "first_seen": "date'2024-01-01'", "tags": "array('x')", "latest": "'one'"}]),
-        select([{"id": 1, "first_seen": "date'2025-05-05'", "tags": "array('y')", "latest": "'two'"},
-                {"id": 2, "first_seen": "null", "tags": "null", "latest": "'new'"}]),
+        select([{"id": 1, "first_seen": "date'2024-01-01'", "tags": "array('x')", "latest": "'one'", "props": "map('a', 1)"}]),
+        select([{"id": 1, "first_seen": "date'2025-05-05'", "tags": "array('y')", "latest": "'two'", "props": "map('b', 2)"},
+                {"id": 2, "first_seen": "null", "tags": "null", "latest": "'new'", "props": "null"}]),
     )),  # fmt: skip
 }
-AFTER_FIRST_RUN = [(1, 10, Decimal("1.50"), date(2024, 1, 1), 5, 5, False, True, ["x"], ["x"], "one")]
+AFTER_FIRST_RUN = [(1, 10, Decimal("1.50"), date(2024, 1, 1), 5, 5, False, True, ["x"], ["x"], "one", {"a": 1})]
 # sum: 10 stored + 5 + NULL + (3 + 4); first_non_null keeps the stored date; append keeps the order of arrival.
 AFTER_SECOND_RUN = [
-    (1, 22, Decimal("3.75"), date(2024, 1, 1), 3, 9, True, False, ["x", "y"], ["x", "y", "z"], "two"),
-    (2, 3, None, None, None, None, None, None, None, None, "new"),
+    (1, 22, Decimal("3.75"), date(2024, 1, 1), 3, 9, True, False, ["x", "y"], ["x", "y", "z"], "two", {"b": 2}),
+    (2, 3, None, None, None, None, None, None, None, None, "new", None),
 ]
 
 
