@@ -35,7 +35,8 @@ test: data
 lint: setup
 	sqlfluff lint models macros tests/singular
 
-# Benchmarks (an hour on 2 cores): figures, summaries and charts into bench/results/.
+# Benchmarks (about three hours on 2 cores at the default sizes and 3 repeats): figures, summaries and
+# charts into bench/results/. README names the exact command behind each recorded table.
 # One of them, with its own sizes: make bench BENCH=prekeyed BENCH_ARGS='--rows 2000000 --repeats 1'
 BENCH ?= sink_reuse changelog_distribution prekeyed plugin_overhead tpch_e2e
 bench: data
