@@ -70,7 +70,8 @@
         {%- set name = lakeplan_quote(column.name) -%}
         {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
         {%- set ordered = removes or column.name | lower in sequenced -%}
-        {%- do aggregates.append(lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog) ~ ' as ' ~ name) -%}
+        {%- set value = lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog) -%}
+        {%- do aggregates.append(value ~ ' as ' ~ name) -%}
         {%- do outputs.append(name) -%}
     {%- endfor -%}
     {#- a sequence group: the whole row of the greatest version wins, NULLs included -#}
