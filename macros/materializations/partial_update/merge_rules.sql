@@ -11,7 +11,7 @@
     type has no order (maps). `changelog` says whether rows can be retractions or precede a delete; without,
     every row counts, and the aggregates read the column as it is (a CASE per row and column costs ~30% at
     100 columns). -#}
-{% macro lakeplan_merge_rule_collapse(rule, name, data_type, ordered, changelog) %}
+{% macro lakeplan_merge_rule_collapse(rule, name, data_type, ordered, changelog, overflow) %}
     {%- set live = ' and lakeplan_live' if changelog else '' -%}
     {%- set live_value = 'case when lakeplan_live then ' ~ name ~ ' end' if changelog else name -%}
     {%- set order = 'case when ' ~ name ~ ' is not null' ~ live ~ ' then lakeplan_order end' -%}
@@ -24,9 +24,15 @@
         {{ return('max(' ~ live_value ~ ')' if orderable else 'first(' ~ live_value ~ ', true)') }}
     {%- elif rule == 'last_non_null' -%}{{ return('max_by(' ~ name ~ ', ' ~ order ~ ')') }}
     {%- elif rule == 'first_non_null' -%}{{ return('min_by(' ~ name ~ ', ' ~ order ~ ')') }}
-    {%- elif rule == 'sum' and changelog -%}
-        {{ return('sum(case when lakeplan_live then ' ~ name ~ ' when lakeplan_retract then -' ~ name ~ ' end)') }}
-    {%- elif rule in ['sum', 'min', 'max', 'bool_or', 'bool_and'] -%}{{ return(rule ~ '(' ~ live_value ~ ')') }}
+    {%- elif rule == 'sum' -%}
+        {%- set signed = 'case when lakeplan_live then ' ~ name ~ ' when lakeplan_retract then -' ~ name ~ ' end'
+            if changelog else name -%}
+        {%- set total = 'coalesce(try_sum(' ~ signed ~ '), case when count(' ~ signed ~ ') > 0 then '
+            ~ lakeplan_raise_value_error(overflow.message ~ ': the sum of this run\'s values for key', overflow.key,
+                lakeplan_sum_type(data_type), overflow.fix) ~ ' end)' -%}
+        {{ return(lakeplan_checked_cast(total, lakeplan_sum_type(data_type), data_type,
+            overflow.message ~ ': this run\'s sum', overflow.fix)) }}
+    {%- elif rule in ['min', 'max', 'bool_or', 'bool_and'] -%}{{ return(rule ~ '(' ~ live_value ~ ')') }}
     {%- elif rule == 'append' -%}{{ return('case when ' ~ any_value ~ ' then flatten(' ~ in_order ~ ') end') }}
     {%- elif rule == 'append_distinct' -%}
         {{ return('case when ' ~ any_value ~ ' then array_distinct(flatten(' ~ in_order ~ ')) end') }}
@@ -35,10 +41,16 @@
 {% endmacro %}
 
 {#- The MERGE's new value of a column from the stored value and this run's; a NULL on either side leaves
-    the other (least/greatest skip NULLs themselves). -#}
-{% macro lakeplan_merge_rule_combine(rule, stored, change, data_type) %}
+    the other (least/greatest skip NULLs themselves). A sum that leaves the column's type stops the write. -#}
+{% macro lakeplan_merge_rule_combine(rule, stored, change, data_type, overflow) %}
+    {%- if rule == 'sum' -%}
+        {%- set addition = 'concat(cast(' ~ stored ~ ' as string), \' + \', cast(' ~ change ~ ' as string), '
+            ~ '\' for key \', ' ~ overflow.key ~ ')' -%}
+        {{ return('case when ' ~ change ~ ' is null then ' ~ stored ~ ' when ' ~ stored ~ ' is null then ' ~ change
+            ~ ' else coalesce(try_cast(try_add(' ~ stored ~ ', ' ~ change ~ ') as ' ~ data_type ~ '), '
+            ~ lakeplan_raise_value_error(overflow.message ~ ' would become', addition, data_type, overflow.fix) ~ ') end') }}
+    {%- endif -%}
     {%- set both = {
-        'sum': stored ~ ' + ' ~ change,
         'bool_or': stored ~ ' or ' ~ change,
         'bool_and': stored ~ ' and ' ~ change,
         'append': 'concat(' ~ stored ~ ', ' ~ change ~ ')',
@@ -61,4 +73,26 @@
     {%- set change = 'lakeplan_change.' ~ lakeplan_quote(sequence) -%}
     {%- set stored = 'lakeplan_table.' ~ lakeplan_quote(sequence) -%}
     {{ return(change ~ ' is not null and (' ~ stored ~ ' is null or ' ~ change ~ ' >= ' ~ stored ~ ')') }}
+{% endmacro %}
+
+{#- What an arithmetic rule's overflow error names: the column, the target, the key (SQL over `prefix`-ed key
+    columns) and the fix. -#}
+{% macro lakeplan_merge_rule_overflow(spec, column, prefix) %}
+    {%- set keys = [] -%}
+    {%- for key in spec.unique_key -%}{%- do keys.append(prefix ~ lakeplan_quote(key)) -%}{%- endfor -%}
+    {{ return({
+        'message': '`' ~ spec.model ~ '`.`' ~ column.name ~ '` (merge rule ' ~ spec.rules.get(column.name | lower) ~ ')',
+        'key': 'to_json(struct(' ~ keys | join(', ') ~ '))',
+        'fix': 'widen `' ~ column.name ~ '`\'s data_type in `' ~ spec.model ~ '`\'s YAML (the stored value is kept).',
+    }) }}
+{% endmacro %}
+
+{#- The type Spark's sum() returns for a column of `data_type`. -#}
+{% macro lakeplan_sum_type(data_type) %}
+    {%- set type = lakeplan_normal_type(data_type) -%}
+    {%- set decimal = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', type) -%}
+    {%- if decimal -%}{{ return('decimal(' ~ [38, (decimal.group(1) | int) + 10] | min ~ ',' ~ decimal.group(2) ~ ')') }}
+    {%- elif type in ['float', 'double'] -%}{{ return('double') }}
+    {%- endif -%}
+    {{ return('bigint') }}
 {% endmacro %}

@@ -14,15 +14,14 @@
         {%- do lakeplan_validate_partial_update_member(member, columns, spec) -%}
         {#- the op column is never data; the sequence column is written where the target has it -#}
         {%- set target_columns = spec.columns | map(attribute='name') | map('lower') | list -%}
-        {%- set written = [] -%}
+        {%- set written, types = [], {} -%}
+        {%- for column in columns -%}{%- do types.update({column.name | lower: column.dtype}) -%}{%- endfor -%}
         {%- for column in columns if column.name | lower in target_columns
             and column.name | lower != (member.op_column or '') | lower -%}
             {%- do written.append(column.name) -%}
         {%- endfor -%}
-        {%- for column in columns if member.sequence_by and column.name | lower == member.sequence_by | lower -%}
-            {%- do sequence_types.append(column.dtype) -%}
-        {%- endfor -%}
-        {%- do members.append({'config': member, 'view': view, 'written': written}) -%}
+        {%- if member.sequence_by -%}{%- do sequence_types.append(types[member.sequence_by | lower]) -%}{%- endif -%}
+        {%- do members.append({'config': member, 'view': view, 'written': written, 'types': types}) -%}
     {%- endfor -%}
     {%- set sequence_type = (sequence_types | first) or 'bigint' -%}
     {%- set written = [] -%}

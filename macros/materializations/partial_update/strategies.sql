@@ -11,15 +11,19 @@
         {%- set by_name = {} -%}
         {%- for name in member.written -%}{%- do by_name.update({name | lower: name}) -%}{%- endfor -%}
         {%- set projections = [] -%}
+        {%- set sends = 'member `' ~ member.config.name ~ '` of `' ~ spec.model ~ '` sends' -%}
+        {%- set fix = 'convert or filter the value in `' ~ member.config.name ~ '`, or widen the target column\'s data_type.' -%}
         {%- for column in spec.columns -%}
             {%- set source = by_name.get(column.name | lower) -%}
-            {%- set value = lakeplan_quote(source) if source else 'null' -%}
-            {%- do projections.append(
-                'cast(' ~ value ~ ' as ' ~ column.data_type ~ ') as ' ~ lakeplan_quote(column.name)) -%}
+            {%- set value = lakeplan_checked_cast(lakeplan_quote(source), member.types[source | lower], column.data_type,
+                sends ~ ' in column `' ~ column.name ~ '` the value', fix) if source
+                else 'cast(null as ' ~ column.data_type ~ ')' -%}
+            {%- do projections.append(value ~ ' as ' ~ lakeplan_quote(column.name)) -%}
         {%- endfor -%}
         {%- set sequence = member.config.sequence_by -%}
-        {%- set sequence_value = 'cast(' ~ (lakeplan_quote(sequence) if sequence else 'null')
-            ~ ' as ' ~ plan.sequence_type ~ ')' -%}
+        {%- set sequence_value = lakeplan_checked_cast(lakeplan_quote(sequence), member.types[sequence | lower],
+            plan.sequence_type, sends ~ ' in its sequence column `' ~ sequence ~ '` the value', fix) if sequence
+            else 'cast(null as ' ~ plan.sequence_type ~ ')' -%}
         {%- do projections.append(
             "named_struct('sequence', " ~ sequence_value ~ ", 'member', " ~ loop.index ~ ') as lakeplan_order') -%}
         {%- set op = lakeplan_quote(member.config.op_column) if member.config.op_column else 'cast(null as string)' -%}
@@ -70,7 +74,8 @@
         {%- set name = lakeplan_quote(column.name) -%}
         {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
         {%- set ordered = removes or column.name | lower in sequenced -%}
-        {%- set value = lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog) -%}
+        {%- set value = lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog,
+            lakeplan_merge_rule_overflow(spec, column, '')) -%}
         {%- do aggregates.append(value ~ ' as ' ~ name) -%}
         {%- do outputs.append(name) -%}
     {%- endfor -%}
@@ -178,7 +183,8 @@
                 ~ ' else ' ~ stored ~ ' end') -%}
         {%- elif column.name | lower in plan.written and column.name | lower not in keys -%}
             {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
-            {%- do keep.append(name ~ ' = ' ~ lakeplan_merge_rule_combine(rule, stored, change, column.data_type)) -%}
+            {%- do keep.append(name ~ ' = ' ~ lakeplan_merge_rule_combine(rule, stored, change, column.data_type,
+                lakeplan_merge_rule_overflow(spec, column, 'lakeplan_table.'))) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- set clauses = [] -%}

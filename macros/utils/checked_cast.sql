@@ -1,0 +1,51 @@
+{#- `expression` (of `from_type`, none when unknown) as `data_type`, never losing a value: Spark's default
+    (non-ANSI) cast turns text it cannot parse and numbers that overflow into NULL, which a partial update then
+    treats as "no value". Where a non-NULL value does not fit, the statement stops with `message` (a sentence
+    naming where the value comes from), the value, the type and `fix` appended; nothing is written.
+    A cast that cannot lose a value (same type, widening) stays a plain cast. -#}
+{% macro lakeplan_checked_cast(expression, from_type, data_type, message, fix) %}
+    {%- if from_type is not none and lakeplan_cast_is_lossless(from_type, data_type) -%}
+        {{ return(expression if lakeplan_normal_type(from_type) == lakeplan_normal_type(data_type)
+            else 'cast(' ~ expression ~ ' as ' ~ data_type ~ ')') }}
+    {%- endif -%}
+    {{ return('coalesce(try_cast(' ~ expression ~ ' as ' ~ data_type ~ '), case when ' ~ expression
+        ~ ' is not null then ' ~ lakeplan_raise_value_error(message, expression, data_type, fix) ~ ' end)') }}
+{% endmacro %}
+
+{#- raise_error with lakeplan's one-line message: `message`, the value, the type it does not fit, and `fix`. -#}
+{% macro lakeplan_raise_value_error(message, value_sql, data_type, fix) %}
+    {{ return('raise_error(concat(' ~ lakeplan_string_literal('lakeplan: ' ~ message ~ ' ')
+        ~ ', coalesce(cast(' ~ value_sql ~ ' as string), \'NULL\'), '
+        ~ lakeplan_string_literal(', which ' ~ data_type ~ ' cannot hold; nothing was written. Fix: ' ~ fix) ~ '))') }}
+{% endmacro %}
+
+{#- A type name as Spark prints it: lower case, no spaces, aliases resolved (`integer` -> `int`). -#}
+{% macro lakeplan_normal_type(data_type) %}
+    {%- set name = data_type | lower | replace(' ', '') -%}
+    {%- set aliases = {'integer': 'int', 'long': 'bigint', 'short': 'smallint', 'byte': 'tinyint', 'real': 'float',
+                       'decimal': 'decimal(10,0)', 'dec': 'decimal(10,0)', 'numeric': 'decimal(10,0)'} -%}
+    {%- set name = modules.re.sub('^(dec|numeric)\\(', 'decimal(', name) -%}
+    {{ return(aliases.get(name, name)) }}
+{% endmacro %}
+
+{#- Whether every value of `from_type` has a value in `to_type` (so the cast never yields NULL): the same type,
+    a NULL literal, anything atomic into string, or a widening of integers, decimals, floats and dates. -#}
+{% macro lakeplan_cast_is_lossless(from_type, to_type) %}
+    {%- set source, target = lakeplan_normal_type(from_type), lakeplan_normal_type(to_type) -%}
+    {%- set digits = {'tinyint': 3, 'smallint': 5, 'int': 10, 'bigint': 19} -%}
+    {%- set source_decimal = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', source) -%}
+    {%- set target_decimal = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', target) -%}
+    {%- if source == target or source == 'void' -%}{{ return(true) }}
+    {%- elif target == 'string' -%}
+        {{ return(lakeplan_type_family(source) in ['numeric', 'string', 'boolean', 'date', 'timestamp']) }}
+    {%- elif source in digits and target in digits -%}{{ return(digits[source] <= digits[target]) }}
+    {%- elif source in digits and target_decimal -%}
+        {{ return(digits[source] <= (target_decimal.group(1) | int) - (target_decimal.group(2) | int)) }}
+    {%- elif source_decimal and target_decimal -%}
+        {%- set source_scale, target_scale = source_decimal.group(2) | int, target_decimal.group(2) | int -%}
+        {{ return(source_scale <= target_scale and (source_decimal.group(1) | int) - source_scale
+            <= (target_decimal.group(1) | int) - target_scale) }}
+    {%- endif -%}
+    {{ return((source, target) in [('tinyint', 'double'), ('smallint', 'double'), ('int', 'double'),
+        ('float', 'double'), ('date', 'timestamp'), ('varchar', 'string'), ('char', 'string')]) }}
+{% endmacro %}

@@ -1,0 +1,98 @@
+"""A tool that writes tables never loses a value in silence: a value the target type cannot hold stops the
+write with one sentence naming the model, member, column, value and type, and nothing is written."""
+
+from decimal import Decimal
+
+import pytest
+
+from tests.conftest import snapshots
+from tests.integration.test_merge_rules import by_step, select
+from tests.integration.test_partial_update import member, rows, target_yml
+
+PRICES = {
+    "models/prices.sql": "{{ partial_update_target() }}",
+    "models/prices.yml": target_yml("prices", {"id": "bigint", "b": "decimal(5,2)", "n": "int", "m": "int"}),
+    "models/good.sql": member("prices", "select cast(1 as bigint) as id, 7 as n"),
+    # Step 2 sends a value of var `b` (text) and of var `m` (a bigint) for key var `key`.
+    "models/bad.sql": member("prices", by_step(
+        "select cast(1 as bigint) as id, '1.50' as b, cast(1 as bigint) as m",
+        "select cast({{ var('key', 1) }} as bigint) as id, '{{ var('b', '12abc') }}' as b, "
+        "cast({{ var('m', 1) }} as bigint) as m",
+    )),  # fmt: skip
+}
+STORED = [(1, Decimal("1.50"), 7, 1)]
+
+
+@pytest.fixture(scope="module")
+def prices(make_project, spark):
+    project = make_project("lossless", PRICES)
+    project.run("run")
+    assert rows(spark, "lakeplan_lossless.prices") == STORED
+    return project
+
+
+@pytest.mark.parametrize(
+    "step_vars, value, column, data_type",
+    [
+        ("{step: 2, b: 12abc}", "12abc", "b", "decimal(5,2)"),  # stored 1.50 would have stayed, 12abc lost
+        ("{step: 2, b: 123456.789, key: 3}", "123456.789", "b", "decimal(5,2)"),  # a new key would get NULL
+        ("{step: 2, b: 1, m: 3000000000}", "3000000000", "m", "int"),
+        ("{step: 2, b: 1, key: 2}", None, None, None),  # control: values that fit are written
+    ],
+    ids=["text", "too_wide", "int_overflow", "control"],
+)
+def test_a_value_the_target_cannot_hold_stops_the_write(prices, spark, step_vars, value, column, data_type):
+    table = "lakeplan_lossless.prices"
+    before, contents = snapshots(spark, table), rows(spark, table)
+    if value is None:
+        prices.run("run", "--vars", step_vars)
+        assert rows(spark, table) == STORED + [(2, Decimal("1.00"), None, 1)]
+        spark.sql(f"delete from {table} where id = 2")
+        return
+    log = prices.fail("run", "--vars", step_vars)
+    sentence = (
+        f"lakeplan: member `bad` of `prices` sends in column `{column}` the value {value}, which {data_type} cannot "
+        "hold; nothing was written. Fix: convert or filter the value in `bad`, or widen the target column's data_type."
+    )
+    assert sentence in log
+    assert (snapshots(spark, table), rows(spark, table)) == (before, contents)
+
+
+COUNTER = {
+    "models/counter.sql": "{{ partial_update_target() }}",
+    "models/counter.yml": target_yml(
+        "counter", {"id": "bigint", "total": "decimal(5,2)", "hits": "bigint"}, rules={"total": "sum", "hits": "sum"}
+    ),
+    "models/adds.sql": member("counter", "select cast(1 as bigint) as id, cast({{ var('add', '999.00') }} as decimal(5,2)) "
+                              "as total, cast({{ var('hits', 1) }} as bigint) as hits"),  # fmt: skip
+    "models/more.sql": member("counter", "select cast(1 as bigint) as id, cast({{ var('more', 1) }} as bigint) as hits"),
+}
+
+
+def test_a_sum_that_overflows_stops_the_write_instead_of_restarting_the_counter(make_project, spark):
+    project = make_project("overflow", COUNTER)
+    table = "lakeplan_overflow.counter"
+    project.run("run")
+    assert rows(spark, table) == [(1, Decimal("999.00"), 2)]
+    before = snapshots(spark, table)
+
+    log = project.fail("run", "--vars", "{add: 5.00}")  # 999.00 stored + 5.00 does not fit decimal(5,2)
+    assert (
+        "lakeplan: `counter`.`total` (merge rule sum) would become 999.00 + 5.00 for key {\"id\":1}, which "
+        "decimal(5,2) cannot hold; nothing was written. Fix: widen `total`'s data_type in `counter`'s YAML"
+    ) in log
+    assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, Decimal("999.00"), 2)])
+
+    # Within one run: two members' bigints add up past bigint's range.
+    log = project.fail("run", "--vars", "{add: 0, hits: 9223372036854775807, more: 1}")
+    assert "lakeplan: `counter`.`hits` (merge rule sum): the sum of this run's values for key {\"id\":1}" in log
+    assert "which bigint cannot hold; nothing was written." in log
+    assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, Decimal("999.00"), 2)])
+
+    # Against the stored value: 2 + 9223372036854775806 + 1 overflows bigint.
+    log = project.fail("run", "--vars", "{add: 0, hits: 9223372036854775806, more: 0}")
+    assert "would become 2 + 9223372036854775806 for key {\"id\":1}, which bigint cannot hold" in log
+    assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, Decimal("999.00"), 2)])
+
+    project.run("run", "--vars", "{add: -9.00}")  # and the counter still counts
+    assert rows(spark, table) == [(1, Decimal("990.00"), 4)]
