@@ -4,6 +4,7 @@ shares one SparkSession (one JVM start) and reads the same Iceberg catalog as db
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import yaml
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 
 REPO = Path(__file__).resolve().parents[1]
+JAVA_FRAME = re.compile(r"^\s+at [\w$.]+\(", re.MULTILINE)  # a line of a Java stack trace
 REQUIRED_ENV = ("SPARK_CONF_DIR", "DBT_PROFILES_DIR", "LAKEPLAN_TPCH_DIR")
 
 
@@ -37,11 +39,12 @@ class DbtProject:
         self.path = path
 
     def invoke(self, *args: str) -> tuple[dbtRunnerResult, str]:
-        """Runs `dbt <args>`; returns dbt's result and every message dbt logged, as one text."""
-        messages: list[str] = []
-        runner = dbtRunner(callbacks=[lambda event: messages.append(event.info.msg)])
-        result = runner.invoke([*args, "--project-dir", str(self.path)])
-        return result, "\n".join(messages)
+        """Runs `dbt <args>`; returns dbt's result and every message dbt logged, as one text. What a user sees
+        (every message above debug level) is kept in `self.shown`."""
+        events: list = []
+        result = dbtRunner(callbacks=[events.append]).invoke([*args, "--project-dir", str(self.path)])
+        self.shown = "\n".join(event.info.msg for event in events if event.info.level != "debug")
+        return result, "\n".join(event.info.msg for event in events)
 
     def run(self, *args: str) -> dbtRunnerResult:
         """Runs `dbt <args>` and fails the test, showing dbt's log, when dbt does not succeed."""
@@ -55,6 +58,7 @@ class DbtProject:
         result, log = self.invoke(*args)
         assert not result.success, f"`dbt {' '.join(args)}` succeeded but should have failed:\n{log[-3000:]}"
         assert "Traceback (most recent call last)" not in log, f"dbt crashed instead of reporting:\n{log}"
+        assert not JAVA_FRAME.search(self.shown), f"the Java stack belongs in the debug log:\n{self.shown[-3000:]}"
         return log
 
 

@@ -1,4 +1,4 @@
-"""Two fixes to dbt-spark's adapter, installed once per process by lakeplan's plugin.
+"""Three fixes to dbt-spark's adapter, installed once per process by lakeplan's plugin.
 
 Quoting: dbt-spark wraps a name in backticks without escaping a backtick inside it, so a column such as
 `Seq`No` breaks every statement that names it (seeds first). Spark escapes a backtick by doubling it.
@@ -7,13 +7,28 @@ Table format: dbt-spark reads the format from the `Provider:` line of SHOW TABLE
 Iceberg table is a Hive metastore entry printed as `Provider: hive` with the table property
 `table_type=ICEBERG`, so dbt-spark takes every Iceberg table for a Hive one: snapshots refuse it ("in another
 format than 'delta' or 'iceberg' or 'hudi'") and insert_overwrite writes Hive syntax. The property decides.
+
+Errors: a statement that fails inside a Spark task (a row guard's `raise_error`, a value that does not fit)
+reaches dbt as the task's whole Java stack, 100-150 lines around one sentence. dbt-spark already logs the full
+error at debug level; the user is shown the sentence.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 PROVIDER_LINE = re.compile(r"^Provider: .*$", re.MULTILINE)
+JAVA_FRAME = re.compile(r"^\s*at [\w$.<>]+\(")
+# Py4J's and Spark's wrapping around the failure's own message
+ERROR_WRAPPING = re.compile(
+    r"^(?:An error occurred while calling o\d+\.\w+\.\s*:?\s*)?"
+    r"(?:[\w.$]+(?:Exception|Error): )?"
+    r"(?:Job aborted due to stage failure: .*?most recent failure: Lost task .*?\): )?"
+    r"(?:[\w.$]+(?:Exception|Error): )?"
+    r"(?:\[USER_RAISED_EXCEPTION\] )?"
+)
+SQLSTATE = re.compile(r"\s*SQLSTATE: \w+\s*$")
 
 
 def with_table_format(information: str) -> str:
@@ -23,14 +38,47 @@ def with_table_format(information: str) -> str:
     return information
 
 
+def condensed(message: str) -> str:
+    """A Spark error as the sentence it carries: the text before the first Java frame, without the wrapping
+    of Py4J, of a failed stage and of `raise_error`. Text without a Java stack is returned as it is."""
+    lines = message.splitlines()
+    frame = next((index for index, line in enumerate(lines) if JAVA_FRAME.match(line)), None)
+    if frame is None:
+        return message
+    text = " ".join(line.strip() for line in lines[:frame] if line.strip())
+    return SQLSTATE.sub("", ERROR_WRAPPING.sub("", text, count=1)) or message
+
+
 def quote(identifier: str) -> str:
     """A Spark identifier for any name: backticks around it, a backtick inside doubled."""
     return "`{}`".format(identifier.replace("`", "``"))
 
 
+def _condense_errors(handler):
+    @contextlib.contextmanager
+    def exception_handler(self, sql: str):
+        from dbt_common.exceptions import DbtRuntimeError
+
+        try:
+            with handler(self, sql):
+                yield
+        except DbtRuntimeError as error:
+            sentence = condensed(error.msg)
+            if sentence == error.msg:
+                raise
+            raise DbtRuntimeError(sentence) from error
+
+    exception_handler.lakeplan = True
+    return exception_handler
+
+
 def install() -> None:
-    """Replaces dbt-spark's quoting and wraps its relation listing, once per process."""
+    """Replaces dbt-spark's quoting, wraps its relation listing and its error handler, once per process."""
+    from dbt.adapters.spark.connections import SparkConnectionManager
     from dbt.adapters.spark.impl import SparkAdapter
+
+    if not getattr(SparkConnectionManager.exception_handler, "lakeplan", False):
+        SparkConnectionManager.exception_handler = _condense_errors(SparkConnectionManager.exception_handler)
 
     build = SparkAdapter._build_spark_relation_list
     if getattr(build, "lakeplan", False):

@@ -96,3 +96,17 @@ def test_a_sum_that_overflows_stops_the_write_instead_of_restarting_the_counter(
 
     project.run("run", "--vars", "{add: -9.00}")  # and the counter still counts
     assert rows(spark, table) == [(1, Decimal("990.00"), 4)]
+
+
+def test_a_failed_first_run_leaves_no_table_and_a_failed_full_refresh_keeps_the_old_one(make_project, spark):
+    project = make_project("first_run", PRICES)
+    table = "lakeplan_first_run.prices"
+    log = project.fail("run", "--vars", "{step: 2}")  # the first run already sends '12abc'
+    assert "sends in column `b` the value 12abc" in log
+    assert not spark.catalog.tableExists(table)
+
+    project.run("run")
+    before = snapshots(spark, table), rows(spark, table)
+    log = project.fail("run", "--full-refresh", "--vars", "{step: 2}")
+    assert "sends in column `b` the value 12abc" in project.shown
+    assert (snapshots(spark, table), rows(spark, table)) == before

@@ -1,6 +1,6 @@
-"""lakeplan's fixes to dbt-spark's adapter: quoting, and an existing table's format."""
+"""lakeplan's fixes to dbt-spark's adapter: quoting, an existing table's format, and errors without the Java stack."""
 
-from dbt_lakeplan.spark_adapter import quote, with_table_format
+from dbt_lakeplan.spark_adapter import condensed, quote, with_table_format
 
 ICEBERG = "Type: EXTERNAL\nProvider: hive\nTable Properties: [current-snapshot-id=1, table_type=ICEBERG]\n"
 
@@ -17,3 +17,28 @@ def test_other_tables_keep_their_provider():
 
 def test_a_backtick_inside_a_name_is_doubled():
     assert quote("Seq`No") == "`Seq``No`" and quote("Order Key") == "`Order Key`"
+
+
+STAGE_FAILURE = """An error occurred while calling o38.sql.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 18.0 failed 1 times, most recent failure: Lost task 0.0 in stage 18.0 (TID 16) (192.0.2.2 executor driver): java.lang.RuntimeException: lakeplan: member `bad` of `prices` sends in column `b` the value 12abc, which decimal(5,2) cannot hold; nothing was written.
+\tat org.apache.spark.sql.catalyst.expressions.GeneratedClass$GeneratedIteratorForCodegenStage2.project_doConsume_0$(Unknown Source)
+\tat org.apache.spark.sql.execution.WholeStageCodegenEvaluatorFactory$WholeStageCodegenPartitionEvaluator$$anon$1.hasNext(WholeStageCodegenEvaluatorFactory.scala:43)
+Driver stacktrace:
+\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages(DAGScheduler.scala:2898)
+"""
+USER_RAISED = """org.apache.spark.SparkRuntimeException: [USER_RAISED_EXCEPTION] Invalid changelog op 'X' in model `m` SQLSTATE: P0001
+\tat org.apache.spark.sql.errors.QueryExecutionErrors$.raiseError(QueryExecutionErrors.scala:2700)
+"""
+
+
+def test_a_failed_task_shows_its_sentence_without_the_java_stack():
+    assert condensed(STAGE_FAILURE) == (
+        "lakeplan: member `bad` of `prices` sends in column `b` the value 12abc, which decimal(5,2) cannot hold; "
+        "nothing was written."
+    )
+    assert condensed(USER_RAISED) == "Invalid changelog op 'X' in model `m`"
+
+
+def test_an_error_without_a_java_stack_is_kept_whole():
+    analysis = "[TABLE_OR_VIEW_NOT_FOUND] The table or view `x` cannot be found.; line 1 pos 14"
+    assert condensed(analysis) == analysis

@@ -15,17 +15,17 @@
     {{ run_hooks(pre_hooks) }}
 
     {%- set creates = existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
-    {%- if creates -%}
-        {%- if existing_relation is not none and existing_relation.is_view -%}
-            {%- do adapter.drop_relation(existing_relation) -%}
-        {%- endif -%}
-        {%- call statement('main' if not plans else 'create_target') -%}
-            {{ lakeplan_partial_update_create_sql(target_relation, spec) }}
-        {%- endcall -%}
+    {%- if creates and existing_relation is not none and existing_relation.is_view -%}
+        {%- do adapter.drop_relation(existing_relation) -%}
+    {%- endif -%}
+    {%- if creates and not plans -%}
+        {%- call statement('main') -%}{{ lakeplan_partial_update_create_sql(target_relation, spec) }}{%- endcall -%}
     {%- endif -%}
 
+    {#- the first group's write creates the table (CREATE TABLE AS SELECT): a failed first run leaves none -#}
     {%- for plan in plans -%}
-        {%- do lakeplan_partial_update_write(target_relation, plan, spec, 'main' if loop.last else 'write_group_' ~ loop.index) -%}
+        {%- do lakeplan_partial_update_write(target_relation, plan, spec,
+            'main' if loop.last else 'write_group_' ~ loop.index, creates and loop.first) -%}
     {%- endfor -%}
 
     {% do persist_docs(target_relation, model) %}

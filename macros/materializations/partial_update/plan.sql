@@ -38,13 +38,17 @@
 
 {#- One group's write: one MERGE (or INSERT OVERWRITE) reading the collapsed rows as a subquery, with the
     group's `write_options` set for that statement only. Not a staged temp view: Spark keeps a temp view as
-    SQL text and analyses it again in the MERGE, which at 100+ columns costs seconds. -#}
-{% macro lakeplan_partial_update_write(target, plan, spec, statement_name) %}
+    SQL text and analyses it again in the MERGE, which at 100+ columns costs seconds. `creates`: the table is
+    created by this write (first run, --full-refresh), in one atomic CREATE TABLE AS SELECT, so a write that
+    fails leaves no table, or the table as it was. -#}
+{% macro lakeplan_partial_update_write(target, plan, spec, statement_name, creates) %}
     {%- set source = '(\n' ~ lakeplan_sink_distribution_by(lakeplan_partial_update_collapse_sql(plan, spec),
         plan.group.parallelism, spec.unique_key) ~ '\n)' -%}
     {%- set previous = lakeplan_set_session_options(plan.group.write_options) -%}
     {%- call statement(statement_name) -%}
-        {%- if plan.group.write_mode == 'overwrite' -%}
+        {%- if creates -%}
+            {{ lakeplan_partial_update_create_sql(target, spec, lakeplan_partial_update_created_rows(source, plan, spec)) }}
+        {%- elif plan.group.write_mode == 'overwrite' -%}
             {{ lakeplan_partial_update_overwrite_sql(target, source, plan, spec) }}
         {%- else -%}
             {{ lakeplan_partial_update_merge_sql(target, source, plan, spec) }}
@@ -53,18 +57,45 @@
     {%- do lakeplan_set_session_options(previous) -%}
 {% endmacro %}
 
-{#- The empty target table with its declared columns and types (a DDL: no snapshot of its own). -#}
-{% macro lakeplan_partial_update_create_sql(relation, spec) %}
+{#- The target table with its declared columns and types: empty (a DDL: no snapshot of its own), or holding
+    `rows`, a query of every column in the declared order. -#}
+{% macro lakeplan_partial_update_create_sql(relation, spec, rows=none) %}
     {%- set columns = [] -%}
     {%- for column in spec.columns -%}
         {%- do columns.append(lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
     {%- endfor %}
-    create or replace table {{ relation }} ({{ columns | join(', ') }})
+    create or replace table {{ relation }} {% if rows is none %}({{ columns | join(', ') }}){% endif %}
     {{ file_format_clause() }}
     {{ partition_cols(label="partitioned by") }}
     {{ tblproperties_clause() }}
     {{ location_clause() }}
     {{ comment_clause() }}
+    {%- if rows is not none %}
+    as {{ rows }}
+    {%- endif %}
+{% endmacro %}
+
+{#- The rows a group's first write creates the table with: every declared column, in order, typed; the group's
+    collapsed values, a static partition's value, NULL for the columns the group does not write. -#}
+{% macro lakeplan_partial_update_created_rows(source, plan, spec) %}
+    {%- set static = {} -%}
+    {%- for name, value in plan.group.static_partition.items() -%}{%- do static.update({name | lower: value}) -%}{%- endfor -%}
+    {%- set projections = [] -%}
+    {%- for column in spec.columns -%}
+        {%- set name = column.name | lower -%}
+        {%- set sequence = spec.grouped.get(name) -%}
+        {%- if name in static -%}
+            {%- set value = lakeplan_checked_cast(lakeplan_string_literal(static[name]), 'string', column.data_type,
+                'static_partition of `' ~ spec.model ~ '` gives column `' ~ column.name ~ '` the value',
+                'give it a value of the column\'s type.') -%}
+        {%- elif sequence is none or sequence in plan.written -%}
+            {%- set value = 'cast(lakeplan_change.' ~ lakeplan_quote(column.name) ~ ' as ' ~ column.data_type ~ ')' -%}
+        {%- else -%}
+            {%- set value = 'cast(null as ' ~ column.data_type ~ ')' -%}
+        {%- endif -%}
+        {%- do projections.append(value ~ ' as ' ~ lakeplan_quote(column.name)) -%}
+    {%- endfor -%}
+    {{ return('select ' ~ projections | join(', ') ~ '\nfrom ' ~ source ~ ' as lakeplan_change where lakeplan_alive') }}
 {% endmacro %}
 
 {#- A member's op and sequence columns (lower case): they order and classify rows, they are not written. -#}
