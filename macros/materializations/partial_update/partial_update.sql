@@ -22,6 +22,7 @@
         {%- call statement('main') -%}{{ lakeplan_partial_update_create_sql(target_relation, spec) }}{%- endcall -%}
     {%- endif -%}
 
+    {%- do spec.update({'tombstones': lakeplan_partial_update_tombstones(target_relation, plans, spec, creates)}) -%}
     {#- the first group's write creates the table (CREATE TABLE AS SELECT): a failed first run leaves none -#}
     {%- for plan in plans -%}
         {%- do lakeplan_partial_update_write(target_relation, plan, spec,

@@ -102,3 +102,23 @@
 {% macro lakeplan_member_control_columns(member) %}
     {{ return([member.op_column, member.sequence_by] | select | map('lower') | list) }}
 {% endmacro %}
+
+{#- Under `remove_record`, this run's deletes of sequenced changelog members are recorded as tombstones before any
+    group writes (macros/tombstones/); the relation of the side table, or none. -#}
+{% macro lakeplan_partial_update_tombstones(relation, plans, spec, creates) %}
+    {%- set deletes = [] -%}
+    {%- set keys, present = [], [] -%}
+    {%- for column in spec.columns if column.name | lower in spec.unique_key | map('lower') | list -%}
+        {%- do keys.append('cast(' ~ lakeplan_quote(column.name) ~ ' as ' ~ column.data_type ~ ') as ' ~ lakeplan_quote(column.name)) -%}
+        {%- do present.append(lakeplan_quote(column.name) ~ ' is not null') -%}
+    {%- endfor -%}
+    {%- for plan in plans if spec.on_delete == 'remove_record' -%}
+        {%- for member in plan.members if member.config.op_column and member.config.sequence_by -%}
+            {%- do deletes.append('select ' ~ keys | join(', ') ~ ', cast(' ~ lakeplan_quote(member.config.sequence_by)
+                ~ ' as ' ~ plan.sequence_type ~ ') as lakeplan_sequence from ' ~ member.view ~ ' where '
+                ~ lakeplan_quote(member.config.op_column) ~ " = '-D' and " ~ present | join(' and ')) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- if not deletes -%}{{ return(none) }}{%- endif -%}
+    {{ return(lakeplan_write_tombstones(relation, deletes | join('\nunion all\n'), spec.unique_key, creates)) }}
+{% endmacro %}

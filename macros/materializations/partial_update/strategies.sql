@@ -62,8 +62,12 @@
     {%- set retracts = plan.changelog and sums -%}
     {%- set dropped_ops = [] if retracts else ['-U'] + ([] if removes else ['-D']) -%}
     {%- set after_delete = '(lakeplan_last_delete is null or lakeplan_order > lakeplan_last_delete)' -%}
+    {%- set member_keys = [] -%}
+    {%- for key in spec.unique_key -%}{%- do member_keys.append('lakeplan_members.' ~ lakeplan_quote(key)) -%}{%- endfor -%}
     {%- set last_delete = "max(case when lakeplan_op = '-D' then lakeplan_order end)"
-        ~ ' over (partition by ' ~ keys ~ ')' if removes else 'cast(null as ' ~ plan.order_type ~ ')' -%}
+        ~ ' over (partition by ' ~ member_keys | join(', ') ~ ')' if removes else 'cast(null as ' ~ plan.order_type ~ ')' -%}
+    {#- a sequenced row older than its key's last delete in an earlier run loses (an unsequenced row is newer) -#}
+    {%- set tombstoned = spec.tombstones and plan.members | selectattr('config.sequence_by') | list -%}
     {%- set sequenced = [] -%}
     {%- for member in plan.members if member.config.sequence_by -%}
         {%- do sequenced.extend(member.written | map('lower')) -%}
@@ -109,11 +113,18 @@
                 (lakeplan_op is null or lakeplan_op in ('+I', '+U')) and {{ after_delete }} as lakeplan_live,
                 lakeplan_op in ('-U', '-D') and {{ after_delete }} as lakeplan_retract
             from (
-                select *, {{ last_delete }} as lakeplan_last_delete
+                select lakeplan_members.*, {{ last_delete }} as lakeplan_last_delete
                 from (
     {{ lakeplan_partial_update_union_sql(plan, spec) }}
                 ) as lakeplan_members
+                {%- if tombstoned %}
+                {{ lakeplan_join_tombstones(spec.tombstones, 'lakeplan_members', spec.unique_key) }}
+                {%- endif %}
                 where lakeplan_row_check {{ lakeplan_partial_update_dropped_ops(dropped_ops) }}
+                {%- if tombstoned %}
+                    and (lakeplan_op = '-D' or lakeplan_order.sequence is null
+                        or {{ lakeplan_after_tombstone('lakeplan_order.sequence') }})
+                {%- endif %}
             ) as lakeplan_ordered
         ) as lakeplan_rows
         group by {{ keys }}

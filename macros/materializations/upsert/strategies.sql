@@ -4,14 +4,13 @@
     Spark partitioned the input. -U rows are dropped (the +U after them carries the new values).
     Rows with an unknown op or a NULL key stop the statement, and with it the whole write.
     `columns`: the query's columns, op column included. -#}
-{% macro lakeplan_changelog_latest_sql(sql, spec, columns) %}
+{% macro lakeplan_changelog_latest_sql(sql, spec, columns, tombstones=none) %}
     {%- set op = lakeplan_quote(spec.op_column) -%}
     {%- set keys = lakeplan_quote_list(spec.unique_key) -%}
     {%- set sequence = lakeplan_quote(spec.sequence_by) if spec.sequence_by else 'null' -%}
-    {%- set null_keys = [] -%}
-    {%- for key in spec.unique_key -%}{%- do null_keys.append(lakeplan_quote(key) ~ ' is null') -%}{%- endfor -%}
-{%- set context = lakeplan_string_literal(' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)') %}
-    select {{ lakeplan_quote_list(columns) }}
+    {%- set projections = [] -%}
+    {%- for column in columns -%}{%- do projections.append('lakeplan_ranked.' ~ lakeplan_quote(column)) -%}{%- endfor %}
+    select {{ projections | join(', ') }}
     from (
         select
             *,
@@ -19,21 +18,40 @@
                 partition by {{ keys }}
                 order by {{ sequence }} desc nulls last, case when {{ op }} = '-D' then 0 else 1 end, to_json(struct(*)) desc
             ) as lakeplan_rank
-        from (
-            select
-                *,
-                case
-                    when {{ op }} is null or {{ op }} not in ('+I', '+U', '-U', '-D')
-                        then raise_error(concat('Invalid changelog op ', coalesce(concat('\'', {{ op }}, '\''), 'NULL'), {{ context }}, ': expected +I, +U, -U or -D'))
-                    when {{ null_keys | join(' or ') }}
-                        then raise_error(concat({{ lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')') }}, {{ context }}))
-                    else true
-                end as lakeplan_row_check
-            from ({{ sql }}) as lakeplan_changelog
-        ) as lakeplan_checked
-        where lakeplan_row_check and {{ op }} != '-U'
+        from ({{ lakeplan_changelog_checked_sql(sql, spec) }}) as lakeplan_checked
+        where {{ op }} != '-U'
     ) as lakeplan_ranked
-    where lakeplan_rank = 1
+    {%- if tombstones %}
+    {{ lakeplan_join_tombstones(tombstones, 'lakeplan_ranked', spec.unique_key) }}
+    {%- endif %}
+    where lakeplan_ranked.lakeplan_rank = 1
+    {%- if tombstones %}
+        and (lakeplan_ranked.{{ op }} = '-D' or {{ lakeplan_after_tombstone('lakeplan_ranked.' ~ sequence) }})
+    {%- endif %}
+{% endmacro %}
+
+{#- The changelog's rows, each checked: an unknown op or a NULL key stops the statement. -#}
+{% macro lakeplan_changelog_checked_sql(sql, spec) %}
+    {%- set op = lakeplan_quote(spec.op_column) -%}
+    {%- set null_keys = [] -%}
+    {%- for key in spec.unique_key -%}{%- do null_keys.append(lakeplan_quote(key) ~ ' is null') -%}{%- endfor -%}
+{%- set context = lakeplan_string_literal(' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)') %}
+    select *
+    from ({{ sql }}) as lakeplan_changelog
+    where case
+        when {{ op }} is null or {{ op }} not in ('+I', '+U', '-U', '-D')
+            then raise_error(concat('Invalid changelog op ', coalesce(concat('\'', {{ op }}, '\''), 'NULL'), {{ context }}, ': expected +I, +U, -U or -D'))
+        when {{ null_keys | join(' or ') }}
+            then raise_error(concat({{ lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')') }}, {{ context }}))
+        else true
+    end
+{% endmacro %}
+
+{#- This run's deletes for the tombstones: the key and the sequence of every checked -D row. -#}
+{% macro lakeplan_changelog_deletes_sql(sql, spec) %}
+    select {{ lakeplan_quote_list(spec.unique_key) }}, {{ lakeplan_quote(spec.sequence_by) }} as lakeplan_sequence
+    from ({{ lakeplan_changelog_checked_sql(sql, spec) }}) as lakeplan_checked
+    where {{ lakeplan_quote(spec.op_column) }} = '-D'
 {% endmacro %}
 
 {#- One MERGE that applies the latest changes: a change replaces or deletes the stored row only when it

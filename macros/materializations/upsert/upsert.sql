@@ -13,12 +13,16 @@
 
     {{ run_hooks(pre_hooks) }}
 
+    {%- set creates = existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
+    {#- deletes are remembered (tombstones) where a sequence can tell a late row from a newer one -#}
+    {%- set tombstones = lakeplan_write_tombstones(target_relation,
+        lakeplan_changelog_deletes_sql(compiled_code, spec), spec.unique_key, creates) if spec.sequence_by else none -%}
     {%- call statement('stage_changes') -%}
         create or replace temporary view {{ changes_relation }} as
-        {{ lakeplan_changelog_latest_sql(compiled_code, spec, query_columns) }}
+        {{ lakeplan_changelog_latest_sql(compiled_code, spec, query_columns, tombstones) }}
     {%- endcall -%}
 
-    {%- if existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
+    {%- if creates -%}
         {#- Iceberg's `create or replace table` swaps the table atomically; only a view must go first -#}
         {%- if existing_relation is not none and existing_relation.is_view -%}{%- do adapter.drop_relation(existing_relation) -%}{%- endif -%}
         {%- set initial_rows -%}

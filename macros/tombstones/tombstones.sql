@@ -1,0 +1,69 @@
+{#- Tombstones: a deleted key keeps the sequence of its delete, so a later run's row with a lower sequence loses
+    against the delete exactly as it loses against a stored row. They live in a side table beside the model's
+    (`<table>__lakeplan_tombstones`: the key, `lakeplan_sequence`, `lakeplan_deleted_at`), never in the table
+    users read, and are removed `tombstone_retention_days` (default 7) after the delete. The side table is written
+    before the table itself: a write that fails after it leaves tombstones of deletes not yet applied, which
+    change nothing that applying the same changes again would not. -#}
+
+{% macro lakeplan_tombstone_relation(relation) %}
+    {{ return(api.Relation.create(database=relation.database, schema=relation.schema,
+        identifier=relation.identifier ~ '__lakeplan_tombstones', type='table')) }}
+{% endmacro %}
+
+{#- The validated retention of a model's tombstones, in days. -#}
+{% macro lakeplan_tombstone_retention_days() %}
+    {%- set days = config.get('tombstone_retention_days', 7) -%}
+    {%- if days is not integer or days is boolean or days < 1 -%}
+        {%- do exceptions.raise_compiler_error('Invalid tombstone_retention_days ' ~ days | tojson ~ ' for model `'
+            ~ model.name ~ '`: it must be a whole number of days, at least 1 (default 7).\nFix: set '
+            ~ '`tombstone_retention_days` to how long a late row can still arrive after its key\'s delete.') -%}
+    {%- endif -%}
+    {{ return(days) }}
+{% endmacro %}
+
+{#- Records this run's deletes: `deletes` is a query of the key columns and `lakeplan_sequence` (one row per -D);
+    per key the highest sequence is kept. `creates` replaces the side table (first run, --full-refresh). -#}
+{% macro lakeplan_write_tombstones(relation, deletes, keys, creates) %}
+    {%- set tombstones = lakeplan_tombstone_relation(relation) -%}
+    {%- set latest -%}
+        select {{ lakeplan_quote_list(keys) }}, max(lakeplan_sequence) as lakeplan_sequence,
+            current_timestamp() as lakeplan_deleted_at
+        from ({{ deletes }}) as lakeplan_deletes
+        where lakeplan_sequence is not null
+        group by {{ lakeplan_quote_list(keys) }}
+    {%- endset -%}
+    {%- if creates -%}
+        {%- do lakeplan_execute('create or replace table ' ~ tombstones ~ ' using iceberg as ' ~ latest) -%}
+        {{ return(tombstones) }}
+    {%- endif -%}
+    {%- do lakeplan_execute('create table if not exists ' ~ tombstones ~ ' using iceberg as ' ~ latest) -%}
+    {%- set matches = [] -%}
+    {%- for key in keys -%}
+        {%- do matches.append('lakeplan_tombstone.' ~ lakeplan_quote(key) ~ ' = lakeplan_delete.' ~ lakeplan_quote(key)) -%}
+    {%- endfor -%}
+    {%- call statement('tombstones') -%}
+        merge into {{ tombstones }} as lakeplan_tombstone
+        using ({{ latest }}) as lakeplan_delete
+        on {{ matches | join(' and ') }}
+        when matched and lakeplan_delete.lakeplan_sequence > lakeplan_tombstone.lakeplan_sequence then update set *
+        when not matched then insert *
+        when not matched by source and lakeplan_tombstone.lakeplan_deleted_at
+            < current_timestamp() - make_dt_interval({{ lakeplan_tombstone_retention_days() }}) then delete
+    {%- endcall -%}
+    {{ return(tombstones) }}
+{% endmacro %}
+
+{#- Whether a row of `alias` (with `sequence`, a SQL expression) is not older than its key's tombstone, joined as
+    `lakeplan_tombstone`: no tombstone, or a sequence at least the delete's (a NULL sequence is the oldest). -#}
+{% macro lakeplan_after_tombstone(sequence) %}
+    {{ return('(lakeplan_tombstone.lakeplan_sequence is null or ' ~ sequence ~ ' >= lakeplan_tombstone.lakeplan_sequence)') }}
+{% endmacro %}
+
+{#- `left join` of the tombstones on the key columns of `alias`. -#}
+{% macro lakeplan_join_tombstones(tombstones, alias, keys) %}
+    {%- set matches = [] -%}
+    {%- for key in keys -%}
+        {%- do matches.append(alias ~ '.' ~ lakeplan_quote(key) ~ ' = lakeplan_tombstone.' ~ lakeplan_quote(key)) -%}
+    {%- endfor -%}
+    {{ return('left join ' ~ tombstones ~ ' as lakeplan_tombstone on ' ~ matches | join(' and ')) }}
+{% endmacro %}

@@ -1,0 +1,74 @@
+"""Deletes are remembered: a deleted key keeps the sequence of its delete (a tombstone in a side table), so a
+later run's row with a lower sequence loses against the delete as it loses against a stored row."""
+
+import pytest
+
+from tests.conftest import snapshots
+from tests.integration.test_partial_update import member, rows, target_yml
+
+# batch, key, op, lsn, value. Key 2: inserted and deleted (batch 1), a late update (batch 2), a newer insert
+# (batch 3). Key 3 is never deleted.
+CHANGES = """batch,id,op,lsn,val
+1,2,+I,10,first
+1,2,-D,13,first
+1,3,+I,1,three
+2,2,+U,12,late
+2,3,+U,2,three again
+3,2,+I,20,new
+"""
+UPSERT = {
+    "seeds/changes.csv": CHANGES,
+    "models/current.sql": (
+        "{{ config(materialized='upsert', unique_key='id', sequence_by='lsn', op_column='op') }}\n"
+        "select id, op, lsn, val from {{ ref('changes') }} where batch = {{ var('batch') }}"
+    ),
+}
+PARTIAL_UPDATE = {
+    "seeds/changes.csv": CHANGES,
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": target_yml("wide", {"id": "bigint", "val": "string", "lsn": "bigint"},
+                                  partial_update_on_delete="remove_record"),  # fmt: skip
+    "models/cdc.sql": member(
+        "wide", "select id, op, lsn, val from {{ ref('changes') }} where batch = {{ var('batch') }}",
+        op_column="op", sequence_by="lsn",
+    ),
+}
+AFTER = {
+    1: [(3, 1, "three")],
+    2: [(3, 2, "three again")],  # the late +U of key 2 (lsn 12) loses against its delete (lsn 13)
+    3: [(2, 20, "new"), (3, 2, "three again")],  # a newer insert wins
+}
+
+
+@pytest.mark.parametrize("kind, files, table", [
+    ("upsert", UPSERT, "current"),
+    ("partial_update", PARTIAL_UPDATE, "wide"),
+])  # fmt: skip
+def test_a_late_row_loses_against_a_delete_of_an_earlier_run(make_project, spark, kind, files, table):
+    project = make_project(f"tombstones_{kind}", files)
+    project.run("seed")
+    relation = f"lakeplan_tombstones_{kind}.{table}"
+    columns = "id, lsn, val"
+    for batch, expected in AFTER.items():
+        before = snapshots(spark, relation)
+        project.run("run", "--vars", f"{{batch: {batch}}}")
+        assert sorted(tuple(r) for r in spark.sql(f"select {columns} from {relation}").collect()) == expected, batch
+        assert snapshots(spark, relation) == before + 1  # one commit of the table per run
+    # The table users read has only its own columns; the tombstone is in the side table.
+    assert "lakeplan_sequence" not in spark.table(relation).columns
+    assert rows(spark, f"{relation}__lakeplan_tombstones")[0][:2] == (2, 13)
+
+
+def test_tombstones_are_removed_after_their_retention(make_project, spark):
+    project = make_project("tombstone_retention", {**UPSERT, "models/current.sql": UPSERT["models/current.sql"].replace(
+        "op_column='op'", "op_column='op', tombstone_retention_days=2")})  # fmt: skip
+    project.run("seed")
+    tombstones = "lakeplan_tombstone_retention.current__lakeplan_tombstones"
+    project.run("run", "--vars", "{batch: 1}")
+    assert [r[:2] for r in rows(spark, tombstones)] == [(2, 13)]
+    spark.sql(f"update {tombstones} set lakeplan_deleted_at = lakeplan_deleted_at - interval 1 day")
+    project.run("run", "--vars", "{batch: 4}")  # no changes: a day-old tombstone stays
+    assert len(rows(spark, tombstones)) == 1
+    spark.sql(f"update {tombstones} set lakeplan_deleted_at = lakeplan_deleted_at - interval 2 days")
+    project.run("run", "--vars", "{batch: 4}")  # three days old: removed
+    assert rows(spark, tombstones) == []
