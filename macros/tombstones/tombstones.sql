@@ -22,9 +22,14 @@
 {% endmacro %}
 
 {#- Records this run's deletes: `deletes` is a query of the key columns and `lakeplan_sequence` (one row per -D);
-    per key the highest sequence is kept. `creates` replaces the side table (first run, --full-refresh). -#}
+    per key the highest sequence is kept. `creates` starts the side table afresh (first run, --full-refresh).
+    Returns the side table, or none while it holds no tombstone (then the write need not read it). A run without
+    deletes and without expired tombstones writes nothing to it. -#}
 {% macro lakeplan_write_tombstones(relation, deletes, keys, creates) %}
     {%- set tombstones = lakeplan_tombstone_relation(relation) -%}
+    {%- set existing = none if creates else load_relation(tombstones) -%}
+    {%- set expired = 'lakeplan_deleted_at < current_timestamp() - make_dt_interval('
+        ~ lakeplan_tombstone_retention_days() ~ ')' -%}
     {%- set latest -%}
         select {{ lakeplan_quote_list(keys) }}, max(lakeplan_sequence) as lakeplan_sequence,
             current_timestamp() as lakeplan_deleted_at
@@ -32,25 +37,28 @@
         where lakeplan_sequence is not null
         group by {{ lakeplan_quote_list(keys) }}
     {%- endset -%}
-    {%- if creates -%}
-        {%- do lakeplan_execute('create or replace table ' ~ tombstones ~ ' using iceberg as ' ~ latest) -%}
-        {{ return(tombstones) }}
+    {%- set stored = '(select count(*) from ' ~ tombstones ~ ' where ' ~ expired ~ '), (select count(*) from '
+        ~ tombstones ~ ')' if existing else '0, 0' -%}
+    {%- set counts = run_query('select (select count(*) from (' ~ latest ~ ')), ' ~ stored).rows[0] -%}
+    {%- set new, expiring, kept = counts[0], counts[1], counts[2] - counts[1] -%}
+    {%- if existing is none -%}
+        {%- do lakeplan_execute('create or replace table ' ~ tombstones ~ ' using iceberg as ' ~ latest
+            if new > 0 else 'drop table if exists ' ~ tombstones) -%}
+    {%- elif new > 0 or expiring > 0 -%}
+        {%- set matches = [] -%}
+        {%- for key in keys -%}
+            {%- do matches.append('lakeplan_tombstone.' ~ lakeplan_quote(key) ~ ' = lakeplan_delete.' ~ lakeplan_quote(key)) -%}
+        {%- endfor -%}
+        {%- call statement('tombstones') -%}
+            merge into {{ tombstones }} as lakeplan_tombstone
+            using ({{ latest }}) as lakeplan_delete
+            on {{ matches | join(' and ') }}
+            when matched and lakeplan_delete.lakeplan_sequence > lakeplan_tombstone.lakeplan_sequence then update set *
+            when not matched then insert *
+            when not matched by source and lakeplan_tombstone.{{ expired }} then delete
+        {%- endcall -%}
     {%- endif -%}
-    {%- do lakeplan_execute('create table if not exists ' ~ tombstones ~ ' using iceberg as ' ~ latest) -%}
-    {%- set matches = [] -%}
-    {%- for key in keys -%}
-        {%- do matches.append('lakeplan_tombstone.' ~ lakeplan_quote(key) ~ ' = lakeplan_delete.' ~ lakeplan_quote(key)) -%}
-    {%- endfor -%}
-    {%- call statement('tombstones') -%}
-        merge into {{ tombstones }} as lakeplan_tombstone
-        using ({{ latest }}) as lakeplan_delete
-        on {{ matches | join(' and ') }}
-        when matched and lakeplan_delete.lakeplan_sequence > lakeplan_tombstone.lakeplan_sequence then update set *
-        when not matched then insert *
-        when not matched by source and lakeplan_tombstone.lakeplan_deleted_at
-            < current_timestamp() - make_dt_interval({{ lakeplan_tombstone_retention_days() }}) then delete
-    {%- endcall -%}
-    {{ return(tombstones) }}
+    {{ return(tombstones if new > 0 or kept > 0 else none) }}
 {% endmacro %}
 
 {#- Whether a row of `alias` (with `sequence`, a SQL expression) is not older than its key's tombstone, joined as
