@@ -40,7 +40,7 @@ def member_sql(member: int, keys: int) -> str:
     )
 
 
-def write_project(members: int, keys: int, rules: bool = False) -> Path:
+def write_project(members: int, keys: int, rules: bool = False, macros: Path | None = None) -> Path:
     columns = ["      - {name: k, data_type: bigint}"] + [
         f"      - {{name: m{m}_c{c}, data_type: bigint"
         + (f", meta: {{merge: {RULES[c % len(RULES)]}}}}}" if rules else "}")
@@ -52,8 +52,8 @@ def write_project(members: int, keys: int, rules: bool = False) -> Path:
         + "\n".join(columns) + "\n",
         **{f"models/member_{m:02d}.sql": member_sql(m, keys) for m in range(members)},
     }
-    name = f"k{members}_n{keys}{'_rules' if rules else ''}"
-    return write_project_files(name, files, {"wide": {"on_state_mismatch": "full_refresh"}})
+    name = f"k{members}_n{keys}{'_rules' if rules else ''}{'_' + macros.parent.name if macros else ''}"
+    return write_project_files(name, files, {"wide": {"on_state_mismatch": "full_refresh"}}, *([macros] if macros else []))
 
 
 def handwritten_merge(members: int, keys: int, phase: int) -> str:

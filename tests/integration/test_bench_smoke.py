@@ -53,3 +53,13 @@ def test_tpch_end_to_end_benchmark_smoke(bench, spark):
     assert {r["variant"] for r in result["medians"]} == {"dbt build, no tests", "plain PySpark"}
     assert result["rows_only_in_dbt_tables"] == dict.fromkeys(result["rows_only_in_dbt_tables"], 0)
     assert len(result["rows_only_in_dbt_tables"]) == 5
+
+
+def test_macros_ab_benchmark_smoke(bench, spark):
+    result = bench("macros_ab").main(["--base", "HEAD", "--smoke"], spark=spark)
+    assert {(r["workload"], r["phase"]) for r in result["medians"]} == {
+        ("sink_reuse 200 keys", "initial"), ("sink_reuse 200 keys", "update"),
+        ("sink_reuse rules 200 keys", "initial"), ("sink_reuse rules 200 keys", "update"),
+        ("changelog 400 rows", "initial"), ("changelog 400 rows", "again"),
+    }  # fmt: skip
+    assert all(run["same_rows"] for run in result["runs"])  # both sides leave the same tables
