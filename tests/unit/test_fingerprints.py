@@ -77,3 +77,9 @@ def test_stable_rendering_ignores_run_values_and_materialization():
         "select *, 'run_started_at', 'invocation_id', 'env_var(HOME)' from `source.p.s.t` join `model.p.up` where d > 7"
     )
     assert "`this`" not in render("{% if is_incremental() %}select * from {{ this }}{% endif %}", incremental=True)
+
+
+def test_a_cycle_ends_instead_of_looping():
+    # dbt reports the cycle itself after parsing; the fingerprints must only not hang before it can
+    cycle = {"a": NodeLogic("a", "x", ("b",)), "b": NodeLogic("b", "y", ("a",)), "c": NodeLogic("c", "z", ("c", "a"))}
+    assert sorted(fingerprints(cycle, "v3")) == ["a", "b", "c"]
