@@ -10,7 +10,9 @@
         'lakeplan.fingerprint.logic': current.logic,
         'lakeplan.fingerprint.ancestors': tojson(current.ancestors),
     } -%}
-    {%- if current.parts -%}{%- do properties.update({'lakeplan.fingerprint.parts': tojson(current.parts)}) -%}{%- endif -%}
+    {%- if current.parts -%}
+        {%- do properties.update({'lakeplan.fingerprint.parts': tojson(current.parts)}) -%}
+    {%- endif -%}
     {{ return(properties) }}
 {% endmacro %}
 

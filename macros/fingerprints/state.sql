@@ -68,7 +68,7 @@
         {%- do log('lakeplan: model `' ~ node.name ~ '`: its table records no fingerprint (built before lakeplan '
             ~ 'recorded them); the next --full-refresh records one.', info=true) -%}
     {%- elif stored.fingerprint != current.fingerprint -%}
-        {%- set changes = lakeplan_state_changes(node, stored, current) -%}
+        {%- set changes = lakeplan_state_changes(stored, current) -%}
         {%- set accepted = var('lakeplan_accept_state', []) -%}
         {%- set actions = {'fail': 'refuse', 'full_refresh': 'rebuild', 'ignore': 'ignore'} -%}
         {%- if not changes -%}
@@ -102,23 +102,17 @@
 {#- Why the stored logic does not fit, as a list of findings; empty when the current logic only adds parts
     (a partial-update target's new members or columns), which the table can take. The nodes named are the ones
     that changed themselves: each ancestor's own logic is compared, not the input it reaches the model through. -#}
-{% macro lakeplan_state_changes(node, stored, current) %}
+{% macro lakeplan_state_changes(stored, current) %}
     {%- set changes = [] -%}
     {%- if stored.version != current.version -%}
         {%- do changes.append('fingerprint_version ' ~ stored.version ~ ' -> ' ~ current.version) -%}
     {%- endif -%}
-    {%- for ancestor, logic in (stored.ancestors or {}).items() | sort
+    {%- for ancestor, logic in (stored.ancestors.items() if stored.ancestors else []) | sort
         if ancestor in current.ancestors and current.ancestors[ancestor] != logic -%}
         {%- do changes.append('`' ~ ancestor ~ '` changed its own SQL, columns or configs') -%}
     {%- endfor -%}
     {%- if stored.parts and current.parts -%}
-        {%- for part, digest in stored.parts.items() if current.parts.get(part) != digest -%}
-            {%- set kind = part.split(':')[0] -%}
-            {%- set name = part[kind | length + 1:] -%}
-            {%- set label = {'settings': 'its settings (unique_key, partial_update_on_delete, SQL)', 'column': 'column `'
-                ~ name ~ '` (type, merge rule or sequence group)', 'member': 'member `' ~ name.split('.')[-1] ~ '`'}[kind] -%}
-            {%- do changes.append(label ~ (' was removed' if part not in current.parts else ' changed')) -%}
-        {%- endfor -%}
+        {%- do changes.extend(lakeplan_target_part_changes(stored.parts, current.parts)) -%}
     {%- elif stored.logic != current.logic -%}
         {%- do changes.append('its own SQL, columns or configs') -%}
     {%- endif -%}
@@ -129,15 +123,30 @@
     {{ return(changes) }}
 {% endmacro %}
 
+{#- A partial-update target's removed or changed parts (settings, columns, members); new ones fit. -#}
+{% macro lakeplan_target_part_changes(stored_parts, current_parts) %}
+    {%- set changes = [] -%}
+    {%- for part, digest in stored_parts.items() if current_parts.get(part) != digest -%}
+        {%- set name = part.split(':', 1)[-1] -%}
+        {%- set label = ('column `' ~ name ~ '` (type, merge rule or sequence group)') if part.startswith('column:')
+            else ('member `' ~ name.split('.')[-1] ~ '`') if part.startswith('member:')
+            else 'its settings (unique_key, partial_update_on_delete, SQL)' -%}
+        {%- do changes.append(label ~ (' was removed' if part not in current_parts else ' changed')) -%}
+    {%- endfor -%}
+    {{ return(changes) }}
+{% endmacro %}
+
 {% macro lakeplan_state_mismatch_message(node, stored, current, changes, with_fix) %}
     {%- set name = node.name -%}
-    {%- set mismatch_msg -%}
-Model `{{ name }}` ({{ node.config.materialized }}) would reuse a table built by other logic: the table records fingerprint {{ stored.fingerprint }} ({{ stored.version }}), its logic is now {{ current.fingerprint }} ({{ current.version }}).
-What changed: {{ changes | join('; ') }}.
-Reusing it would mix rows computed by the old logic with rows of the new.
-{%- if with_fix %}
-Fix: to keep the table and what it accumulated, accept the current logic: dbt run -s {{ name }} --vars '{lakeplan_accept_state: [{{ name }}]}'; to rebuild it from scratch: dbt run --full-refresh -s {{ name }}  (or set on_state_mismatch: full_refresh to rebuild automatically, ignore to keep the table).
-{%- endif -%}
-    {%- endset -%}
-    {{ return(mismatch_msg) }}
+    {%- set message = 'Model `' ~ name ~ '` (' ~ node.config.materialized ~ ') would reuse a table built by other '
+        ~ 'logic: the table records fingerprint ' ~ stored.fingerprint ~ ' (' ~ stored.version ~ '), its logic is now '
+        ~ current.fingerprint ~ ' (' ~ current.version ~ ').\nWhat changed: ' ~ changes | join('; ')
+        ~ '.\nReusing it would mix rows computed by the old logic with rows of the new.' -%}
+    {%- if with_fix -%}
+        {%- set message = message ~ '\nFix: to keep the table and what it accumulated, accept the current logic: '
+            ~ 'dbt run -s ' ~ name ~ " --vars '{lakeplan_accept_state: [" ~ name ~ "]}'; to rebuild it from scratch: "
+            ~ 'dbt run --full-refresh -s ' ~ name ~ '  (or set on_state_mismatch: full_refresh to rebuild automatically, '
+            ~ 'ignore to keep the table).' -%}
+    {%- endif -%}
+    {{ return(message) }}
 {% endmacro %}
