@@ -1,8 +1,9 @@
 """Fingerprints of a parsed dbt manifest: the dbt glue of normalize.py and fingerprint.py.
 
 Node-local logic = the stably rendered, normalised SQL (with and without `is_incremental()`), the declared
-output columns and types, the configs that change results (below), and the definitions of the macros the
-node calls. Everything else in a config is a tuning knob and never counts.
+output columns and types (a partial-update target's with their merge rules and sequence groups), the configs
+that change results (below), and the definitions of the macros the node calls; a seed has its CSV header instead
+of SQL (its rows are data). Everything else in a config is a tuning knob and never counts.
 
 Rendering and normalising is the costly part (~1.5 ms a node) and runs on every manifest load, so the SQL
 logic is memoised by everything it depends on (`sql_cache`, kept by the plugin in dbt's target folder).
