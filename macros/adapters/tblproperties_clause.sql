@@ -4,9 +4,5 @@
     {%- set properties = {} -%}
     {%- do properties.update(config.get('tblproperties') or {}) -%}
     {%- do properties.update(lakeplan_fingerprint_properties()) -%}
-    {%- set pairs = [] -%}
-    {%- for key, value in properties.items() -%}
-        {%- do pairs.append(lakeplan_string_literal(key) ~ ' = ' ~ lakeplan_string_literal(value)) -%}
-    {%- endfor -%}
-    {%- if pairs %}tblproperties ({{ pairs | join(', ') }}){% endif -%}
+    {%- if properties %}tblproperties ({{ lakeplan_properties_sql(properties) }}){% endif -%}
 {%- endmacro %}

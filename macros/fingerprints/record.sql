@@ -1,11 +1,67 @@
-{#- The table properties a stateful model records of the logic that built it, read back by the state check. -#}
-{% macro lakeplan_fingerprint_properties() %}
-    {%- set current = config.get('lakeplan_fingerprint') -%}
-    {%- if current is none or not lakeplan_is_stateful() -%}{{ return({}) }}{%- endif -%}
-    {{ return({
+{#- The table properties a stateful model records of the logic that built it, read back by the state check:
+    its fingerprint, its own logic, every ancestor's own logic and, for a partial-update target, its parts. -#}
+{% macro lakeplan_fingerprint_properties(node=none) %}
+    {%- set node = node or model -%}
+    {%- set current = node.config.get('lakeplan_fingerprint') -%}
+    {%- if current is none or not lakeplan_is_stateful(node) -%}{{ return({}) }}{%- endif -%}
+    {%- set properties = {
         'lakeplan.fingerprint': current.fingerprint,
         'lakeplan.fingerprint.version': current.version,
         'lakeplan.fingerprint.logic': current.logic,
-        'lakeplan.fingerprint.inputs': tojson(current.inputs),
+        'lakeplan.fingerprint.ancestors': tojson(current.ancestors),
+    } -%}
+    {%- if current.parts -%}
+        {%- do properties.update({'lakeplan.fingerprint.parts': tojson(current.parts)}) -%}
+    {%- endif -%}
+    {{ return(properties) }}
+{% endmacro %}
+
+{#- What the table records of the logic that built it (its lakeplan.* table properties). -#}
+{% macro lakeplan_stored_fingerprint(relation) %}
+    {%- set properties = {} -%}
+    {%- for row in run_query('show tblproperties ' ~ relation).rows if row[0].startswith('lakeplan.fingerprint') -%}
+        {%- do properties.update({row[0]: row[1]}) -%}
+    {%- endfor -%}
+    {%- set ancestors = properties.get('lakeplan.fingerprint.ancestors') -%}
+    {%- set parts = properties.get('lakeplan.fingerprint.parts') -%}
+    {{ return({
+        'fingerprint': properties.get('lakeplan.fingerprint'),
+        'version': properties.get('lakeplan.fingerprint.version'),
+        'logic': properties.get('lakeplan.fingerprint.logic'),
+        'ancestors': fromjson(ancestors) if ancestors else none,
+        'parts': fromjson(parts) if parts else none,
     }) }}
+{% endmacro %}
+
+{#- Records the current logic in an existing table: a metadata change, no snapshot. A partial-update target
+    first gets the columns it newly declares (a new member's), so its write can fill them. -#}
+{% macro lakeplan_record_state(verdict) %}
+    {%- set node, relation = verdict.node, verdict.relation -%}
+    {%- if node.config.materialized == 'partial_update' -%}
+        {%- set existing = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
+        {%- set additions = [] -%}
+        {%- for column in node.columns.values() if column.name | lower not in existing -%}
+            {%- do additions.append(lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
+        {%- endfor -%}
+        {%- if additions -%}
+            {%- do run_query('alter table ' ~ relation ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- set properties = lakeplan_fingerprint_properties(node) -%}
+    {%- if verdict.action == 'accept' -%}
+        {%- do properties.update({
+            'lakeplan.fingerprint.accepted_from': verdict.stored.fingerprint,
+            'lakeplan.fingerprint.accepted_at': run_started_at.isoformat(),
+        }) -%}
+    {%- endif -%}
+    {%- do run_query('alter table ' ~ relation ~ ' set tblproperties (' ~ lakeplan_properties_sql(properties) ~ ')') -%}
+{% endmacro %}
+
+{#- `'key' = 'value', ...`: every key and value a quoted literal. -#}
+{% macro lakeplan_properties_sql(properties) %}
+    {%- set pairs = [] -%}
+    {%- for key, value in properties.items() -%}
+        {%- do pairs.append(lakeplan_string_literal(key) ~ ' = ' ~ lakeplan_string_literal(value)) -%}
+    {%- endfor -%}
+    {{ return(pairs | join(', ')) }}
 {% endmacro %}

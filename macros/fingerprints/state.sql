@@ -1,79 +1,152 @@
-{#- dbt's should_full_refresh(), plus lakeplan's state check (FLIP-411): a stateful model (incremental,
-    upsert, partial-update target) whose table was built by other logic is stopped, rebuilt or warned
-    about, per `on_state_mismatch`. dbt asks this before compiling `is_incremental()`, so a stop comes
-    before any SQL runs and a rebuild compiles the full query. -#}
+{#- dbt's should_full_refresh(), plus lakeplan's state check (FLIP-411) for one stateful model (incremental,
+    upsert, partial-update target) when it runs. dbt asks this before compiling `is_incremental()`, so a stop
+    comes before any SQL runs and a rebuild compiles the full query. `lakeplan_check_state()` (on-run-start)
+    makes the same checks for every selected model before the first write. -#}
 {% macro should_full_refresh() %}
     {%- set requested = config.get('full_refresh') -%}
     {%- if requested is none -%}{%- set requested = flags.FULL_REFRESH -%}{%- endif -%}
-    {%- if requested or not execute -%}{{ return(requested) }}{%- endif -%}
-    {{ return(lakeplan_state_mismatch_rebuilds()) }}
-{% endmacro %}
-
-{% macro lakeplan_is_stateful() %}
-    {%- set stateful = ['incremental', 'upsert', 'partial_update'] -%}
-    {{ return(model.resource_type == 'model' and config.get('materialized') in stateful) }}
-{% endmacro %}
-
-{#- True when the table must be rebuilt; raises under `fail`; warns under `ignore`. -#}
-{% macro lakeplan_state_mismatch_rebuilds() %}
-    {%- set current = config.get('lakeplan_fingerprint') -%}
-    {%- if current is none or not lakeplan_is_stateful() -%}{{ return(false) }}{%- endif -%}
-    {%- set policy = config.get('on_state_mismatch', 'fail') -%}
-    {%- set policies = ['fail', 'full_refresh', 'ignore'] -%}
-    {%- if policy not in policies -%}
-        {%- do exceptions.raise_compiler_error(
-            'Unknown on_state_mismatch ' ~ policy | tojson ~ ' for model `' ~ model.name ~ '`.\n'
-            ~ 'Allowed: ' ~ policies | join(', ') ~ ' (default fail).\nFix: set `on_state_mismatch` to one of them.') -%}
-    {%- endif -%}
-    {%- set relation = adapter.get_relation(this.database, this.schema, this.identifier) -%}
-    {%- if relation is none or relation.is_view -%}{{ return(false) }}{%- endif -%}
-    {%- set stored = lakeplan_stored_fingerprint(relation) -%}
-    {%- if stored.fingerprint is none -%}
-        {%- do log('lakeplan: model `' ~ model.name ~ '`: its table records no fingerprint (built before lakeplan '
-            ~ 'recorded them); the next --full-refresh records one.', info=true) -%}
-        {{ return(false) }}
-    {%- endif -%}
-    {%- if stored.fingerprint == current.fingerprint -%}{{ return(false) }}{%- endif -%}
-    {%- set message = lakeplan_state_mismatch_message(stored, current) -%}
-    {%- if policy == 'fail' -%}
-        {%- do exceptions.raise_compiler_error(message ~ '\nFix: dbt run --full-refresh -s ' ~ model.name
-            ~ '  (or set on_state_mismatch: full_refresh to rebuild automatically, ignore to keep the table).') -%}
-    {%- elif policy == 'full_refresh' -%}
-        {%- do log('lakeplan: ' ~ message ~ '\nRebuilding it (on_state_mismatch: full_refresh).', info=true) -%}
+    {%- if requested or not lakeplan_state_check_applies() -%}{{ return(requested) }}{%- endif -%}
+    {%- set verdict = lakeplan_state_verdict(model) -%}
+    {%- if verdict.action == 'refuse' -%}
+        {%- do exceptions.raise_compiler_error(verdict.message) -%}
+    {%- elif verdict.action == 'rebuild' -%}
+        {%- do log('lakeplan: ' ~ verdict.message ~ '\nRebuilding it (on_state_mismatch: full_refresh).', info=true) -%}
         {{ return(true) }}
+    {%- elif verdict.action == 'ignore' -%}
+        {%- do exceptions.warn('lakeplan: ' ~ verdict.message ~ '\nKeeping the table (on_state_mismatch: ignore).') -%}
+    {%- elif verdict.action in ['evolve', 'accept'] -%}
+        {%- do lakeplan_record_state(verdict) -%}
     {%- endif -%}
-    {%- do exceptions.warn('lakeplan: ' ~ message ~ '\nKeeping the table (on_state_mismatch: ignore).') -%}
     {{ return(false) }}
 {% endmacro %}
 
-{#- What the table records of the logic that built it (its lakeplan.* table properties). -#}
-{% macro lakeplan_stored_fingerprint(relation) %}
-    {%- set properties = {} -%}
-    {%- for row in run_query('show tblproperties ' ~ relation).rows if row[0].startswith('lakeplan.fingerprint') -%}
-        {%- do properties.update({row[0]: row[1]}) -%}
+{#- on-run-start: the state check of every selected stateful model, before anything is written, so one
+    refusal stops the whole `dbt run` / `dbt build` instead of leaving the project half-updated. Accepted
+    logic and compatible changes (a new member) are recorded only when no model is refused. -#}
+{% macro lakeplan_check_state() %}
+    {%- if not lakeplan_state_check_applies() or flags.FULL_REFRESH -%}{{ return('') }}{%- endif -%}
+    {%- set verdicts = [] -%}
+    {%- for unique_id in selected_resources if unique_id in graph.nodes
+        and not graph.nodes[unique_id].config.get('full_refresh') -%}
+        {%- do verdicts.append(lakeplan_state_verdict(graph.nodes[unique_id])) -%}
     {%- endfor -%}
-    {%- set inputs = properties.get('lakeplan.fingerprint.inputs') -%}
-    {{ return({
-        'fingerprint': properties.get('lakeplan.fingerprint'),
-        'version': properties.get('lakeplan.fingerprint.version'),
-        'logic': properties.get('lakeplan.fingerprint.logic'),
-        'inputs': fromjson(inputs) if inputs else {},
-    }) }}
+    {%- set refused = verdicts | selectattr('action', 'equalto', 'refuse') | map(attribute='message') | list -%}
+    {%- if refused -%}
+        {%- do exceptions.raise_compiler_error(refused | join('\n\n') ~ '\nNothing was written.') -%}
+    {%- endif -%}
+    {%- for verdict in verdicts if verdict.action in ['evolve', 'accept'] -%}
+        {%- do lakeplan_record_state(verdict) -%}
+    {%- endfor -%}
+    {{ return('') }}
 {% endmacro %}
 
-{% macro lakeplan_state_mismatch_message(stored, current) %}
+{#- The check guards writes: `dbt run` and `dbt build`. compile, docs generate, show and ls never stop on it. -#}
+{% macro lakeplan_state_check_applies() %}
+    {{ return(execute and flags.WHICH in ['run', 'build']) }}
+{% endmacro %}
+
+{% macro lakeplan_is_stateful(node=none) %}
+    {%- set node = node or model -%}
+    {%- set stateful = ['incremental', 'upsert', 'partial_update'] -%}
+    {{ return(node.resource_type == 'model' and node.config.materialized in stateful) }}
+{% endmacro %}
+
+{#- What to do with a model's existing table: {action, node, relation, stored, current, message}. action is
+    none (nothing recorded, or the same logic), evolve (only new members or columns: record them), accept
+    (listed in var lakeplan_accept_state: record the current logic), or per on_state_mismatch refuse, rebuild
+    or ignore. -#}
+{% macro lakeplan_state_verdict(node) %}
+    {%- set verdict = {'action': 'none', 'node': node} -%}
+    {%- set current = node.config.get('lakeplan_fingerprint') -%}
+    {%- if current is none or not lakeplan_is_stateful(node) -%}{{ return(verdict) }}{%- endif -%}
+    {%- set policy = lakeplan_validate_get_state_policy(node) -%}
+    {%- set relation = adapter.get_relation(node.database, node.schema, node.alias) -%}
+    {%- if relation is none or relation.is_view -%}{{ return(verdict) }}{%- endif -%}
+    {%- set stored = lakeplan_stored_fingerprint(relation) -%}
+    {%- do verdict.update({'relation': relation, 'stored': stored}) -%}
+    {%- if stored.fingerprint is none -%}
+        {%- do log('lakeplan: model `' ~ node.name ~ '`: its table records no fingerprint (built before lakeplan '
+            ~ 'recorded them); the next --full-refresh records one.', info=true) -%}
+    {%- elif stored.fingerprint != current.fingerprint -%}
+        {%- set changes = lakeplan_state_changes(stored, current) -%}
+        {%- set accepted = var('lakeplan_accept_state', []) -%}
+        {%- set actions = {'fail': 'refuse', 'full_refresh': 'rebuild', 'ignore': 'ignore'} -%}
+        {%- if not changes -%}
+            {%- do verdict.update({'action': 'evolve'}) -%}
+        {%- elif node.name in ([accepted] if accepted is string else accepted) -%}
+            {%- do verdict.update({'action': 'accept'}) -%}
+        {%- else -%}
+            {%- do verdict.update({'action': actions[policy], 'message': lakeplan_state_mismatch_message(
+                node, stored, current, changes, policy == 'fail')}) -%}
+        {%- endif -%}
+        {%- if verdict.action in ['evolve', 'accept'] -%}
+            {%- do log('lakeplan: model `' ~ node.name ~ '`: '
+                ~ ('accepting its current logic (' ~ changes | join('; ') ~ ')' if changes else 'new parts fit its table')
+                ~ '; the table keeps its rows and now records fingerprint ' ~ current.fingerprint ~ '.', info=true) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(verdict) }}
+{% endmacro %}
+
+{% macro lakeplan_validate_get_state_policy(node) %}
+    {%- set policy = node.config.get('on_state_mismatch') or 'fail' -%}
+    {%- set policies = ['fail', 'full_refresh', 'ignore'] -%}
+    {%- if policy not in policies -%}
+        {%- do exceptions.raise_compiler_error(
+            'Unknown on_state_mismatch ' ~ policy | tojson ~ ' for model `' ~ node.name ~ '`.\n'
+            ~ 'Allowed: ' ~ policies | join(', ') ~ ' (default fail).\nFix: set `on_state_mismatch` to one of them.') -%}
+    {%- endif -%}
+    {{ return(policy) }}
+{% endmacro %}
+
+{#- Why the stored logic does not fit, as a list of findings; empty when the current logic only adds parts
+    (a partial-update target's new members or columns), which the table can take. The nodes named are the ones
+    that changed themselves: each ancestor's own logic is compared, not the input it reaches the model through. -#}
+{% macro lakeplan_state_changes(stored, current) %}
     {%- set changes = [] -%}
     {%- if stored.version != current.version -%}
         {%- do changes.append('fingerprint_version ' ~ stored.version ~ ' -> ' ~ current.version) -%}
     {%- endif -%}
-    {%- if stored.logic != current.logic -%}{%- do changes.append('its own SQL, columns or configs') -%}{%- endif -%}
-    {%- for input in (stored.inputs.keys() | list + current.inputs.keys() | list) | unique | sort
-        if stored.inputs.get(input) != current.inputs.get(input) -%}
-        {%- do changes.append('input `' ~ input ~ '` (' ~ (stored.inputs.get(input) or 'absent')[:12]
-            ~ ' -> ' ~ (current.inputs.get(input) or 'absent')[:12] ~ ')') -%}
+    {%- for ancestor, logic in (stored.ancestors.items() if stored.ancestors else []) | sort
+        if ancestor in current.ancestors and current.ancestors[ancestor] != logic -%}
+        {%- do changes.append('`' ~ ancestor ~ '` changed its own SQL, columns or configs') -%}
     {%- endfor -%}
-    {{ return('Model `' ~ model.name ~ '` (' ~ config.get('materialized') ~ ') would reuse a table built by other '
+    {%- if stored.parts and current.parts -%}
+        {%- do changes.extend(lakeplan_target_part_changes(stored.parts, current.parts)) -%}
+    {%- elif stored.logic != current.logic -%}
+        {%- do changes.append('its own SQL, columns or configs') -%}
+    {%- endif -%}
+    {%- if not changes and not (stored.parts and current.parts) -%}
+        {%- do changes.append('its inputs (' ~ ('the table records no logic per input' if stored.ancestors is none
+            else 'how they are chained, fingerprint_version v2') ~ ')') -%}
+    {%- endif -%}
+    {{ return(changes) }}
+{% endmacro %}
+
+{#- A partial-update target's removed or changed parts (settings, columns, members); new ones fit. -#}
+{% macro lakeplan_target_part_changes(stored_parts, current_parts) %}
+    {%- set changes = [] -%}
+    {%- for part, digest in stored_parts.items() if current_parts.get(part) != digest -%}
+        {%- set name = part.split(':', 1)[-1] -%}
+        {%- set label = ('column `' ~ name ~ '` (type, merge rule or sequence group)') if part.startswith('column:')
+            else ('member `' ~ name.split('.')[-1] ~ '`') if part.startswith('member:')
+            else 'its settings (unique_key, partial_update_on_delete, SQL)' -%}
+        {%- do changes.append(label ~ (' was removed' if part not in current_parts else ' changed')) -%}
+    {%- endfor -%}
+    {{ return(changes) }}
+{% endmacro %}
+
+{% macro lakeplan_state_mismatch_message(node, stored, current, changes, with_fix) %}
+    {%- set name = node.name -%}
+    {%- set message = 'Model `' ~ name ~ '` (' ~ node.config.materialized ~ ') would reuse a table built by other '
         ~ 'logic: the table records fingerprint ' ~ stored.fingerprint ~ ' (' ~ stored.version ~ '), its logic is now '
-        ~ current.fingerprint ~ ' (' ~ current.version ~ ').\nWhat changed: ' ~ (changes | join('; ') or 'unknown')
-        ~ '.\nReusing it would mix rows computed by the old logic with rows of the new.') }}
+        ~ current.fingerprint ~ ' (' ~ current.version ~ ').\nWhat changed: ' ~ changes | join('; ')
+        ~ '.\nReusing it would mix rows computed by the old logic with rows of the new.' -%}
+    {%- if with_fix -%}
+        {%- set message = message ~ '\nFix: to keep the table and what it accumulated, accept the current logic: '
+            ~ 'dbt run -s ' ~ name ~ " --vars '{lakeplan_accept_state: [" ~ name ~ "]}'; to rebuild it from scratch: "
+            ~ 'dbt run --full-refresh -s ' ~ name ~ '  (or set on_state_mismatch: full_refresh to rebuild automatically, '
+            ~ 'ignore to keep the table).' -%}
+    {%- endif -%}
+    {{ return(message) }}
 {% endmacro %}

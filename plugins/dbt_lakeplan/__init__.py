@@ -66,6 +66,7 @@ def _with_lakeplan(load):
             SINK_REUSE_FILE: apply_sink_reuse(manifest, reuse_enabled),
             FINGERPRINTS_FILE: apply_fingerprints(manifest, version, project_default_vars(config), sql_cache),
         }
+        manifest.build_flat_graph()  # `graph` in macros (the state check) reads the configs set above
         if sql_cache != cached:
             write_cache(cache_path, sql_cache)
         setattr(manifest, REPORTS_ATTRIBUTE, (config.project_target_path, reports))

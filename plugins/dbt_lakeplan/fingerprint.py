@@ -33,22 +33,57 @@ def digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def short(value: str) -> str:
+    """A digest cut to what a table property needs to tell logic apart (kept small: one per ancestor)."""
+    return value[:12]
+
+
+def ancestors(nodes: dict[str, NodeLogic], unique_id: str) -> list[str]:
+    """Every node upstream of one (its inputs, their inputs, ...), sorted; a cycle ends the walk."""
+    seen: set[str] = set()
+    stack = list(nodes[unique_id].inputs)
+    while stack:
+        upstream = stack.pop()
+        if upstream not in seen and upstream != unique_id and upstream in nodes:
+            seen.add(upstream)
+            stack.extend(nodes[upstream].inputs)
+    return sorted(seen)
+
+
+def target_parts(settings: Any, columns: dict[str, Any], members: dict[str, str]) -> dict[str, str]:
+    """A partial-update target's state in parts checked one by one (Flink keeps state per operator ID): its
+    settings, each column (type, merge rule, sequence group) and each member's fingerprint. A new part (a
+    member, a column) fits the stored table; a removed or changed one does not, and is named."""
+    parts = {"settings": short(digest(settings))}
+    parts.update({f"column:{name}": short(digest(column)) for name, column in columns.items()})
+    parts.update({f"member:{uid}": short(fingerprint) for uid, fingerprint in members.items()})
+    return parts
+
+
 def fingerprints(nodes: dict[str, NodeLogic], version: str) -> dict[str, str]:
-    """Every node's fingerprint; an input that is not a node (e.g. disabled) counts by its id."""
+    """Every node's fingerprint; an input that is not a node (e.g. disabled) counts by its id, and so does an
+    input that closes a cycle: dbt refuses a cyclic graph right after parsing, so those values never serve."""
     if version not in VERSIONS:
         raise ValueError(f"fingerprint version {version!r} is not one of {', '.join(VERSIONS)}")
     done: dict[str, str] = {}
     for root in sorted(nodes):
-        stack = [root]  # iterative, so a long chain of models cannot exhaust Python's recursion limit
+        # iterative depth-first, so a long chain of models cannot exhaust Python's recursion limit; `path`
+        # holds the nodes being computed, so a cycle ends the descent instead of looping forever
+        stack, path = [root], set()
         while stack:
             unique_id = stack[-1]
+            if unique_id in done:
+                stack.pop()
+                continue
             node = nodes[unique_id]
-            pending = sorted({i for i in node.inputs if i in nodes and i not in done})
-            if unique_id in done or pending:
-                stack.extend(pending) if unique_id not in done else stack.pop()
+            pending = sorted(i for i in set(node.inputs) if i in nodes and i not in done and i not in path)
+            if pending and unique_id not in path:
+                path.add(unique_id)
+                stack.extend(pending)
                 continue
             inputs = [done.get(i, i) for i in sorted(set(node.inputs))]
             chained = sorted(set(node.inlined_into)) if version == "v2" else []
             done[unique_id] = digest({"logic": node.logic, "inputs": inputs, "chained_into": chained})
+            path.discard(unique_id)
             stack.pop()
     return done

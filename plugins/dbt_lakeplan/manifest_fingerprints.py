@@ -1,8 +1,9 @@
 """Fingerprints of a parsed dbt manifest: the dbt glue of normalize.py and fingerprint.py.
 
 Node-local logic = the stably rendered, normalised SQL (with and without `is_incremental()`), the declared
-output columns and types, the configs that change results (below), and the definitions of the macros the
-node calls. Everything else in a config is a tuning knob and never counts.
+output columns and types (a partial-update target's with their merge rules and sequence groups), the configs
+that change results (below), and the definitions of the macros the node calls; a seed has its CSV header instead
+of SQL (its rows are data). Everything else in a config is a tuning knob and never counts.
 
 Rendering and normalising is the costly part (~1.5 ms a node) and runs on every manifest load, so the SQL
 logic is memoised by everything it depends on (`sql_cache`, kept by the plugin in dbt's target folder).
@@ -10,16 +11,21 @@ logic is memoised by everything it depends on (`sql_cache`, kept by the plugin i
 
 from __future__ import annotations
 
+import csv
+import os
 from typing import Any
 
 import jinja2
 import sqlglot
 
-from dbt_lakeplan.fingerprint import NodeLogic, digest, fingerprints
+from dbt_lakeplan.fingerprint import NodeLogic, ancestors, digest, fingerprints, short, target_parts
+from dbt_lakeplan.merge_rules import DEFAULT_RULE
 from dbt_lakeplan.normalize import normalize_sql, render_stable
+from dbt_lakeplan.rewrite import GROUPS_CONFIG_KEY, MERGE_RULES_CONFIG_KEY, TARGET_MATERIALIZATION
 
 CONFIG_KEY = "lakeplan_fingerprint"
 FINGERPRINTED = ("model", "seed", "snapshot")
+STATEFUL = ("incremental", "upsert", TARGET_MATERIALIZATION)  # materializations that keep a table's rows
 RESULT_CONFIGS = (
     "unique_key", "incremental_strategy", "incremental_predicates", "predicates", "merge_update_columns",
     "merge_exclude_columns", "sequence_by", "op_column", "partial_update_target", "partial_update_on_delete",
@@ -52,6 +58,28 @@ def _parents(node) -> list[str]:
 
 def _columns(node) -> list[tuple[str, str | None]]:
     return [(name, column.data_type) for name, column in node.columns.items()]
+
+
+def _target_columns(node) -> dict[str, list]:
+    """A partial-update target's columns: type, and the merge rule and sequence group its values obey
+    (resolved by sink reuse, which runs first). The default rule is left out, so a target without rules keeps
+    the fingerprint it had before rules counted."""
+    merge = node.config.get(MERGE_RULES_CONFIG_KEY) or {}
+    groups = {column: group["sequence"] for group in merge.get("sequence_groups", []) for column in group["columns"]}
+    columns = {}
+    for name, data_type in _columns(node):
+        rule = merge.get("rules", {}).get(name.lower(), DEFAULT_RULE)
+        settings = {"merge": rule if rule != DEFAULT_RULE else None, "sequence_group": groups.get(name.lower())}
+        columns[name] = [name, data_type, *([{k: v for k, v in settings.items() if v}] if any(settings.values()) else [])]
+    return columns
+
+
+def _seed_header(node) -> list[str]:
+    """A seed's column names, from its CSV's first line: its logic. The rows below are data, which flows into
+    incremental tables as any source's rows do and never invalidates them."""
+    path = os.path.join(node.root_path, node.original_file_path)
+    with open(path, newline="", encoding="utf-8") as csv_file:
+        return next(csv.reader(csv_file, delimiter=node.config.get("delimiter") or ","), [])
 
 
 def _sql_logic(raw_sql: str, render) -> dict[str, Any]:
@@ -93,7 +121,8 @@ def _cache_key(node, config: dict[str, Any], project_vars: dict[str, Any]) -> st
     })  # fmt: skip
 
 
-def _node_logic(node, manifest, resolver: _Resolver, project_vars: dict[str, Any], cached: dict, used: dict) -> str:
+def _node_logic(node, manifest, resolver: _Resolver, project_vars: dict[str, Any], cached: dict, used: dict) -> dict:
+    """The node-local logic as labelled parts (plain data); its digest is the node's `logic`."""
     config = node.config.to_dict(omit_none=True)  # once per node: every render below reads it
 
     def render(template: str, incremental: bool = False) -> str:
@@ -102,15 +131,17 @@ def _node_logic(node, manifest, resolver: _Resolver, project_vars: dict[str, Any
             config=config, this=node.unique_id, incremental=incremental,
         )
 
-    parts: dict[str, Any] = {"columns": _columns(node), "configs": _result_configs(node, config, manifest, render)}
+    is_target = node.config.materialized == TARGET_MATERIALIZATION
+    columns = list(_target_columns(node).values()) if is_target else _columns(node)
+    parts: dict[str, Any] = {"columns": columns, "configs": _result_configs(node, config, manifest, render)}
     if node.resource_type == "seed":
-        parts["file"] = node.checksum.checksum
+        parts["header"] = _seed_header(node)
     else:
         key = _cache_key(node, config, project_vars)
         used[key] = cached.get(key) or _sql_logic(node.raw_code, render)
         parts.update(used[key])
         parts["macros"] = {m: digest(manifest.macros[m].macro_sql) for m in node.depends_on.macros if m in manifest.macros}
-    return digest(parts)
+    return parts
 
 
 def _source_logic(source) -> str:
@@ -137,13 +168,12 @@ def apply_fingerprints(
             consumers.setdefault(parent, []).append(node.unique_id)
 
     logic = {uid: NodeLogic(uid, _source_logic(s)) for uid, s in manifest.sources.items()}
+    local_parts = {}
     for uid, node in fingerprinted.items():
         inlined = node.config.materialized == "ephemeral"
+        local_parts[uid] = _node_logic(node, manifest, resolver, project_vars, cached, used)
         logic[uid] = NodeLogic(
-            uid,
-            _node_logic(node, manifest, resolver, project_vars, cached, used),
-            tuple(_parents(node)),
-            tuple(consumers.get(uid, ())) if inlined else (),
+            uid, digest(local_parts[uid]), tuple(_parents(node)), tuple(consumers.get(uid, ())) if inlined else ()
         )
     prints = fingerprints(logic, version)
     if sql_cache is not None:
@@ -157,6 +187,20 @@ def apply_fingerprints(
             "logic": logic[uid].logic,
             "inputs": {i: prints.get(i, i) for i in sorted(set(_parents(node)))},
         }
-        node.config[CONFIG_KEY] = {"version": version, **entry}
+        node.config[CONFIG_KEY] = {"version": version, **entry, **_state_record(node, local_parts[uid], logic, prints)}
         report[uid] = entry
     return {"version": version, "nodes": report}
+
+
+def _state_record(node, local_parts: dict[str, Any], logic: dict[str, NodeLogic], prints: dict[str, str]) -> dict:
+    """What a stateful model's table records beside its fingerprint, for the state check to say what changed
+    and what may change: every ancestor's own logic (so a mismatch names the node that changed, not the input
+    it reached the model through), and for a partial-update target its parts, each checked on its own."""
+    if node.resource_type != "model" or node.config.materialized not in STATEFUL:
+        return {}
+    record = {"ancestors": {uid: short(logic[uid].logic) for uid in ancestors(logic, node.unique_id)}}
+    if node.config.materialized == TARGET_MATERIALIZATION:
+        members = [m["unique_id"] for group in node.config.get(GROUPS_CONFIG_KEY) or [] for m in group["members"]]
+        settings = {label: part for label, part in local_parts.items() if label != "columns"}
+        record["parts"] = target_parts(settings, _target_columns(node), {m: prints[m] for m in members})
+    return record

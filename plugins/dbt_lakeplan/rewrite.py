@@ -112,7 +112,8 @@ def _group_config(group: WriteGroup) -> dict[str, Any]:
 
 def apply_sink_reuse(manifest, reuse_enabled: bool) -> dict[str, Any]:
     """Rewrites the manifest in place and returns the sink-reuse report (plain data, for JSON).
-    Idempotent: applying it to an already rewritten manifest changes nothing."""
+    Idempotent: applying it to an already rewritten manifest changes nothing. The caller rebuilds dbt's flat
+    graph (what macros see as `graph`) once its own changes are made too."""
     models = [node for node in manifest.nodes.values() if node.resource_type == "model"]
     targets_by_name = {node.name: node for node in models}
     members = [_member(node, targets_by_name) for node in models if node.config.get("partial_update_target")]
@@ -148,5 +149,4 @@ def apply_sink_reuse(manifest, reuse_enabled: bool) -> dict[str, Any]:
             if len(group.members) == 1:
                 entry["ungrouped_reason"] = ungrouped_reason(member, members, reuse_enabled)
             report_members[member.unique_id] = entry
-    manifest.build_flat_graph()
     return {"reuse_sink_enabled": reuse_enabled, "targets": report_targets, "members": report_members}

@@ -8,6 +8,7 @@ import pytest
 from pyhive import hive
 
 from tests.conftest import REPO, model_tables, write_files
+from tests.integration import test_dbt_on_iceberg as iceberg
 from tests.integration import test_dbt_parity as parity
 
 THRIFT_PORT, DRIVER_UI = 10001, 4050
@@ -59,3 +60,12 @@ def test_snapshots_close_and_open_versions_on_the_cluster(cluster, make_project)
     for strategy in ("check", "timestamp"):
         cursor.execute(f"select id, tier, dbt_valid_to is null from lakeplan_cluster_snapshots.people_{strategy}")
         assert sorted(tuple(row) for row in cursor.fetchall()) == parity.SNAPSHOT_HISTORY, strategy
+
+
+def test_empty_seed_cells_load_as_null_over_thrift(cluster, make_project):
+    project = make_project("cluster_seed_nulls", {"seeds/cells.csv": iceberg.SEED_WITH_EMPTY_CELLS})
+    cursor = cluster.cursor()
+    cursor.execute("drop schema if exists lakeplan_cluster_seed_nulls cascade")  # the cluster keeps its metastore
+    project.run("seed", "--target", "cluster")
+    cursor.execute("select id, name, score, flag, cast(day as string) from lakeplan_cluster_seed_nulls.cells")
+    assert sorted(tuple(row) for row in cursor.fetchall()) == iceberg.SEED_ROWS

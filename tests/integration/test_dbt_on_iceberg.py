@@ -14,3 +14,24 @@ def test_a_changed_view_returns_its_new_rows(make_project, spark):
     write_files(project.path, {"models/answer.sql": "select 3 as renamed"})
     project.run("run")
     assert spark.sql("select * from lakeplan_views.answer").columns == ["renamed"]
+
+
+# Issue 16, case 6: empty cells of every type, a quote, a decimal and a date (dbt-spark #901 loaded '' as 'None').
+SEED_WITH_EMPTY_CELLS = "id,name,score,flag,day\n1,,1.5,true,2020-01-02\n2,b,,,\n3,it's,2.25,false,\n"
+SEED_ROWS = [
+    (1, None, 1.5, True, "2020-01-02"),
+    (2, "b", None, None, None),
+    (3, "it's", 2.25, False, None),
+]
+
+
+def seed_rows(spark, table):
+    """A seed table's rows, the date as text (so the same rows compare over Thrift)."""
+    return sorted(tuple(row) for row in spark.sql(f"select id, name, score, flag, cast(day as string) from {table}").collect())
+
+
+def test_empty_seed_cells_load_as_null(make_project, spark):
+    project = make_project("seed_nulls", {"seeds/cells.csv": SEED_WITH_EMPTY_CELLS})
+    project.run("seed")
+    assert seed_rows(spark, "lakeplan_seed_nulls.cells") == SEED_ROWS
+    assert spark.sql("select count(*) from lakeplan_seed_nulls.cells where name = 'None'").first()[0] == 0

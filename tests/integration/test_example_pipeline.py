@@ -3,7 +3,7 @@
 import subprocess
 
 
-from tests.conftest import REPO, model_tables
+from tests.conftest import REPO, model_tables, snapshots
 
 
 def test_every_table_is_an_iceberg_table_with_snapshots(built, spark):
@@ -90,3 +90,21 @@ def test_a_second_build_on_unchanged_inputs_changes_no_table(built, example, spa
     assert after == before
     for table, key in [("lakeplan.customer_360", "customer_key"), ("lakeplan.customer_order_status", "customer_key")]:
         assert spark.sql(f"select count(*) = count(distinct {key}) from {table}").first()[0]
+
+
+def test_editing_a_seed_value_updates_customer_360_without_a_state_mismatch(built, example, spark):
+    """Issue 16, case 5: one value of market_segments.csv is data; customer_360 used to be refused, blaming the
+    unchanged c360_profile, after the seed and dim_customer were already rebuilt."""
+    seed = REPO / "seeds" / "market_segments.csv"
+    original = seed.read_text()
+    owners = "select distinct segment_owner from lakeplan.customer_360 where market_segment = 'MACHINERY'"
+    before = snapshots(spark, "lakeplan.customer_360")
+    try:
+        seed.write_text(original.replace("MACHINERY,industrial team,1", "MACHINERY,machines team,1"))
+        example.run("build", "-s", "market_segments+")
+        assert [row[0] for row in spark.sql(owners).collect()] == ["machines team"]
+        assert snapshots(spark, "lakeplan.customer_360") == before + 2  # its two groups' MERGEs, no rebuild
+    finally:
+        seed.write_text(original)
+        example.run("build", "-s", "market_segments+")
+    assert [row[0] for row in spark.sql(owners).collect()] == ["industrial team"]

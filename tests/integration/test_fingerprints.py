@@ -1,10 +1,13 @@
 """Chaining-agnostic fingerprints (FLIP-411) through dbt, and the state check on a real Iceberg table."""
 
 import json
+import shutil
+import subprocess
+import sys
 
 import pytest
 
-from tests.conftest import write_files
+from tests.conftest import REPO, DbtProject, write_files
 
 SOURCES = """
 version: 2
@@ -82,8 +85,9 @@ def test_a_logic_change_upstream_changes_both_and_stops_the_incremental_model(pr
     log = project.fail("run", "--select", "totals")
     assert "Compilation Error in model totals" in log
     assert f"the table records fingerprint {v3['totals']} (v3), its logic is now {v3_after['totals']} (v3)" in log
-    assert "What changed: input `model.lakeplan.upstream`" in log
-    assert "Fix: dbt run --full-refresh -s totals" in log
+    assert "What changed: `model.lakeplan.upstream` changed its own SQL, columns or configs." in log
+    assert "accept the current logic: dbt run -s totals --vars '{lakeplan_accept_state: [totals]}'" in log
+    assert "to rebuild it from scratch: dbt run --full-refresh -s totals" in log
     assert sorted(spark.sql("select * from lakeplan_prints.totals").collect()) == before
 
     project.run("run", "--select", "totals", "--full-refresh")  # records the new fingerprint
@@ -129,3 +133,76 @@ def test_the_sql_cache_gives_the_same_fingerprints_and_keeps_only_current_entrie
     changed = prints(project)
     assert changed["upstream"] != cold["upstream"]
     assert len(json.loads(cache.read_text())) == len(entries)  # the old upstream entry is gone
+
+
+@pytest.mark.parametrize("case", ["two_models", "member_reads_its_target"])
+def test_a_ref_cycle_is_dbts_cycle_error_at_once(make_project, case):
+    """Issue 16, case 7: the fingerprints looped forever on a cycle (`dbt parse` never ended). dbt runs in a
+    subprocess with a time limit, so a hang fails this test instead of hanging the suite."""
+    models = {
+        "two_models": {"models/a.sql": "select * from {{ ref('b') }}", "models/b.sql": "select * from {{ ref('a') }}"},
+        "member_reads_its_target": {
+            "models/wide.sql": "{{ partial_update_target() }}",
+            "models/wide.yml": "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: id}\n"
+            "    columns: [{name: id, data_type: int}, {name: a, data_type: int}]\n",
+            "models/m.sql": "{{ config(partial_update_target='wide') }}\nselect id, a + 1 as a from {{ ref('wide') }}",
+        },
+    }[case]
+    project = make_project(f"cycle_{case}", models)
+    dbt = [sys.executable, "-m", "dbt.cli.main"]
+    parsed = subprocess.run([*dbt, "parse", "--project-dir", str(project.path)], capture_output=True, text=True, timeout=120)
+    assert parsed.returncode == 0, parsed.stdout  # as without the plugin: dbt parse does not look for cycles
+    listed = subprocess.run([*dbt, "ls", "--project-dir", str(project.path)], capture_output=True, text=True, timeout=120)
+    assert listed.returncode != 0
+    assert "Found a cycle: model.lakeplan." in listed.stdout + listed.stderr
+
+
+C360 = "models/marts/customer_360/"
+RESULT_SETTINGS = {  # issue 16, case 4: each edit must change customer_360's fingerprint
+    "merge_rule": [(C360 + "_customer_360.yml", "meta: {merge: sum}", "meta: {merge: max}")],
+    "sequence_group": [(C360 + "_customer_360.yml", "[latest_order_status, latest_order_amount]", "[latest_order_status]")],
+    "on_delete": [(C360 + "_customer_360.yml", "partial_update_on_delete: ignore", "partial_update_on_delete: remove_record")],
+    "key": [(C360 + "_customer_360.yml", "unique_key: customer_key", "unique_key: [customer_key, nation_key]")],
+    "type": [(C360 + "_customer_360.yml", "data_type: decimal(12,2)", "data_type: decimal(14,2)")],
+    "write_mode": [(C360 + "c360_geography.sql", "target='customer_360'", "target='customer_360', write_mode='overwrite'")],
+    "static_partition": [(
+        C360 + "c360_geography.sql", "target='customer_360'",
+        "target='customer_360', write_mode='overwrite', static_partition={'region_key': 1}",
+    )],  # fmt: skip
+    "sequence_by": [(C360 + "c360_order_status.sql", "sequence_by='_seq'", "sequence_by='customer_key'")],
+    "op_column": [(C360 + "c360_order_status.sql", "op_column='_op'", "op_column='status'")],
+}
+TUNING_KNOBS = [  # ... and these together must not
+    (C360 + "c360_geography.sql", "target='customer_360'", "target='customer_360', parallelism=4, write_options={'spark.sql.shuffle.partitions': '4'}"),
+    ("models/intermediate/orders_by_customer.sql", "key_groups=8", "key_groups=4"),
+    ("models/staging/tpch/__sources.yml", "scan_parallelism: 4", "scan_parallelism: 2"),
+    ("dbt_project.yml", "      +materialized: view", "      +materialized: ephemeral"),
+    ("dbt_project.yml", "flags:", "vars: {reuse_sink_enabled: false}\nflags:"),
+]  # fmt: skip
+
+
+def example_prints(path, edits=()):
+    """customer_360's fingerprint in a fresh copy of the example project after `edits` (file, old, new)."""
+    if not (path / "models").exists():
+        for name in ("models", "seeds", "snapshots", "tests/singular"):
+            shutil.copytree(REPO / name, path / name)
+        shutil.copy(REPO / "dbt_project.yml", path)
+        (path / "macros").symlink_to(REPO / "macros")
+    for name, old, new in edits:
+        text = (path / name).read_text()
+        assert old in text, f"{old!r} not in {name}"
+        (path / name).write_text(text.replace(old, new, 1))
+    DbtProject(path).run("parse", "--no-partial-parse")
+    nodes = json.loads((path / "target" / "lakeplan_fingerprints.json").read_text())["nodes"]
+    return nodes["model.lakeplan.customer_360"]["fingerprint"]
+
+
+@pytest.mark.parametrize("setting", sorted(RESULT_SETTINGS))
+def test_every_result_setting_of_a_partial_update_changes_the_targets_fingerprint(tmp_path, setting):
+    before = example_prints(tmp_path)
+    assert example_prints(tmp_path, RESULT_SETTINGS[setting]) != before
+
+
+def test_tuning_knobs_of_a_partial_update_keep_the_targets_fingerprint(tmp_path):
+    before = example_prints(tmp_path)
+    assert example_prints(tmp_path, TUNING_KNOBS) == before

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from dbt_lakeplan.fingerprint import NodeLogic, fingerprints
+from dbt_lakeplan.fingerprint import NodeLogic, ancestors, fingerprints, target_parts
 from dbt_lakeplan.normalize import normalize_sql, render_stable
 
 
@@ -77,3 +77,24 @@ def test_stable_rendering_ignores_run_values_and_materialization():
         "select *, 'run_started_at', 'invocation_id', 'env_var(HOME)' from `source.p.s.t` join `model.p.up` where d > 7"
     )
     assert "`this`" not in render("{% if is_incremental() %}select * from {{ this }}{% endif %}", incremental=True)
+
+
+def test_a_cycle_ends_instead_of_looping():
+    # dbt reports the cycle itself after parsing; the fingerprints must only not hang before it can
+    cycle = {"a": NodeLogic("a", "x", ("b",)), "b": NodeLogic("b", "y", ("a",)), "c": NodeLogic("c", "z", ("c", "a"))}
+    assert sorted(fingerprints(cycle, "v3")) == ["a", "b", "c"]
+
+
+def test_ancestors_are_every_node_upstream_and_end_at_a_cycle():
+    assert ancestors(graph(), "model.down") == ["model.up", "source.s"]
+    assert ancestors(graph(), "source.s") == []
+    cycle = {"a": NodeLogic("a", "x", ("b",)), "b": NodeLogic("b", "y", ("a", "gone"))}
+    assert ancestors(cycle, "a") == ["b"]  # never itself; an input that is not a node is left out
+
+
+def test_target_parts_keep_settings_columns_and_members_apart():
+    parts = target_parts({"configs": {"unique_key": "id"}}, {"a": ["a", "int"]}, {"model.p.m": "f" * 32})
+    assert sorted(parts) == ["column:a", "member:model.p.m", "settings"]
+    assert parts["member:model.p.m"] == "f" * 12
+    changed = target_parts({"configs": {"unique_key": "id"}}, {"a": ["a", "int", {"merge": "sum"}]}, {"model.p.m": "f" * 32})
+    assert [label for label in parts if parts[label] != changed[label]] == ["column:a"]

@@ -1,0 +1,138 @@
+"""The state check both ways (issue 16, case 5; Flink restores state by operator ID and accepts a topology
+change with --allowNonRestoredState): data never invalidates a table, what changed is named at its root, a
+partial-update target takes new members, a user can accept new logic, and a refusal stops the whole run
+before its first write. A small project shaped like the example's customer_360 (a seed joined by a member)."""
+
+import pytest
+
+from tests.conftest import snapshots, write_files
+
+SCHEMA = "lakeplan_state"
+WIDE, DIM, SEGMENTS, TOTALS = (f"{SCHEMA}.{name}" for name in ("wide", "dim", "segments", "totals"))
+WIDE_YML = """
+version: 2
+models:
+  - name: wide
+    config: {{unique_key: id}}
+    columns:
+      - {{name: id, data_type: int}}
+      - {{name: segment, data_type: string}}
+      - {{name: owner, data_type: string}}
+      - {{name: orders, data_type: bigint, meta: {{merge: {orders_rule}}}}}{more_columns}
+"""
+FILES = {
+    "seeds/customers.csv": "id,segment\n1,A\n2,B\n",
+    "seeds/segments.csv": "segment,owner\nA,alpha\nB,beta\n",
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": WIDE_YML.format(orders_rule="sum", more_columns=""),
+    "models/m_profile.sql": (
+        "{{ config(partial_update_target='wide') }}\nselect c.id, c.segment, s.owner\n"
+        "from {{ ref('customers') }} as c left join {{ ref('segments') }} as s on c.segment = s.segment"
+    ),
+    "models/m_orders.sql": (  # a counter: every run adds 1 per customer, so a rebuild shows as a reset
+        "{{ config(partial_update_target='wide') }}\nselect id, cast(1 as bigint) as orders from {{ ref('customers') }}"
+    ),
+    "models/dim.sql": "{{ config(materialized='table') }}\nselect * from {{ ref('segments') }}",
+    "models/totals.sql": (
+        "{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}\n"
+        "select id, segment from {{ ref('customers') }}{% if is_incremental() %} where id > 0{% endif %}"
+    ),
+}
+HOOK = {"on-run-start": ["{{ lakeplan_check_state() }}"]}  # as in the template's dbt_project.yml
+
+
+@pytest.fixture
+def project(make_project):
+    dbt = make_project("state", FILES, HOOK)
+    dbt.run("build")
+    return dbt
+
+
+def rows(spark, table):
+    return sorted(tuple(row) for row in spark.sql(f"select * from {table}").collect())
+
+
+def counts(spark, *tables):
+    return [snapshots(spark, table) for table in tables]
+
+
+def properties(spark, table):
+    return {row[0]: row[1] for row in spark.sql(f"show tblproperties {table}").collect()}
+
+
+def test_editing_seed_data_keeps_the_state(project, spark):
+    assert rows(spark, WIDE) == [(1, "A", "alpha", 1), (2, "B", "beta", 1)]
+    before = counts(spark, WIDE)
+    write_files(project.path, {"seeds/segments.csv": "segment,owner\nA,apex\nB,beta\n"})  # data, not logic
+    project.run("build", "-s", "segments+")
+    assert rows(spark, WIDE) == [(1, "A", "apex", 2), (2, "B", "beta", 2)]  # merged: the counter went on
+    assert counts(spark, WIDE) == [before[0] + 1]
+
+
+def test_a_refusal_names_the_changed_node_and_writes_nothing(project, spark):
+    before = counts(spark, SEGMENTS, DIM, WIDE)
+    write_files(project.path, {"seeds/segments.csv": "segment,owner,tier\nA,alpha,1\nB,beta,2\n"})  # a new column
+    log = project.fail("build", "-s", "segments+")
+    assert (
+        "Model `wide` (partial_update) would reuse a table built by other logic" in log
+        and "What changed: `seed.lakeplan.segments` changed its own SQL, columns or configs; member `m_profile` "
+        "changed.\n" in log
+    )
+    assert "dbt run -s wide --vars '{lakeplan_accept_state: [wide]}'" in log and "Nothing was written." in log
+    assert counts(spark, SEGMENTS, DIM, WIDE) == before  # the seed and `dim` before `wide` were not rebuilt
+    assert rows(spark, WIDE) == [(1, "A", "alpha", 1), (2, "B", "beta", 1)]
+
+
+def test_accepting_new_logic_keeps_the_table_and_later_runs_proceed(project, spark):
+    old = properties(spark, WIDE)["lakeplan.fingerprint"]
+    before = counts(spark, WIDE)
+    write_files(project.path, {"models/m_profile.sql": FILES["models/m_profile.sql"].replace("s.owner", "upper(s.owner) as owner")})
+    assert "member `m_profile` changed" in project.fail("run", "-s", "wide")
+    project.run("run", "-s", "wide", "--vars", "{lakeplan_accept_state: [wide]}")
+    recorded = properties(spark, WIDE)
+    assert recorded["lakeplan.fingerprint.accepted_from"] == old and recorded["lakeplan.fingerprint"] != old
+    assert rows(spark, WIDE) == [(1, "A", "ALPHA", 2), (2, "B", "BETA", 2)]  # kept its counter, merged the new
+    project.run("run", "-s", "wide")  # a normal incremental run
+    assert rows(spark, WIDE) == [(1, "A", "ALPHA", 3), (2, "B", "BETA", 3)]
+    assert counts(spark, WIDE) == [before[0] + 2]
+
+
+def test_a_new_member_fills_its_columns_and_a_removed_or_changed_one_is_named(project, spark):
+    before = counts(spark, WIDE)
+    write_files(project.path, {
+        "models/wide.yml": WIDE_YML.format(orders_rule="sum", more_columns="\n      - {name: region, data_type: string}"),
+        "models/m_region.sql": "{{ config(partial_update_target='wide') }}\nselect id, concat('r', id) as region from {{ ref('customers') }}",
+    })  # fmt: skip
+    project.run("run", "-s", "wide")
+    assert rows(spark, WIDE) == [(1, "A", "alpha", 2, "r1"), (2, "B", "beta", 2, "r2")]  # no rebuild: orders went on
+    assert counts(spark, WIDE) == [before[0] + 1]
+
+    (project.path / "models" / "m_profile.sql").unlink()
+    log = project.fail("run", "-s", "wide")
+    assert "What changed: member `m_profile` was removed.\n" in log
+    write_files(project.path, {
+        "models/m_profile.sql": FILES["models/m_profile.sql"],
+        "models/m_orders.sql": FILES["models/m_orders.sql"].replace("cast(1 as bigint)", "cast(10 as bigint)"),
+    })  # fmt: skip
+    log = project.fail("run", "-s", "wide")
+    assert "What changed: `model.lakeplan.m_orders` changed its own SQL, columns or configs; member `m_orders` changed.\n" in log
+    assert counts(spark, WIDE) == [before[0] + 1]
+
+
+def test_a_changed_merge_rule_is_refused(project, spark):
+    """Issue 16, case 4 on a real table: `sum` -> `max` used to merge into the table built under `sum`."""
+    before = counts(spark, WIDE)
+    write_files(project.path, {"models/wide.yml": WIDE_YML.format(orders_rule="max", more_columns="")})
+    log = project.fail("run", "-s", "wide")
+    assert "What changed: column `orders` (type, merge rule or sequence group) changed.\n" in log
+    assert counts(spark, WIDE) == before and rows(spark, WIDE) == [(1, "A", "alpha", 1), (2, "B", "beta", 1)]
+
+
+def test_a_mismatch_stops_run_but_never_compile_docs_or_ls(project, spark):
+    write_files(project.path, {"seeds/customers.csv": "id,segment,since\n1,A,2020\n2,B,2021\n"})
+    for command in (["compile"], ["docs", "generate"], ["ls"]):
+        project.run(*command)
+    before = counts(spark, WIDE, TOTALS)
+    log = project.fail("run")
+    assert "Model `totals` (incremental) would reuse" in log and "Model `wide` (partial_update) would reuse" in log
+    assert counts(spark, WIDE, TOTALS) == before
