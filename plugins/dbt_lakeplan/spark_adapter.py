@@ -23,9 +23,10 @@ def with_table_format(information: str) -> str:
     return information
 
 
-def quote(identifier: str) -> str:
-    """A Spark identifier for any name: backticks around it, a backtick inside doubled."""
-    return "`{}`".format(identifier.replace("`", "``"))
+def quote(identifier: object) -> str:
+    """A Spark identifier for any name: backticks around it, a backtick inside doubled. Like dbt-spark's own
+    quote, it takes any value (Spark's `database` is None, which dbt's adapter tests quote)."""
+    return "`{}`".format(str(identifier).replace("`", "``"))
 
 
 def install() -> None:

@@ -17,3 +17,8 @@ def test_other_tables_keep_their_provider():
 
 def test_a_backtick_inside_a_name_is_doubled():
     assert quote("Seq`No") == "`Seq``No`" and quote("Order Key") == "`Order Key`"
+
+
+def test_none_is_quoted_as_stock_dbt_spark_quotes_it():
+    # Spark's `database` is None; dbt's adapter tests quote it (dbt-spark gives `None`, no error).
+    assert quote(None) == "`None`"
