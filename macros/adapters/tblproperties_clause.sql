@@ -3,10 +3,10 @@
 {% macro spark__tblproperties_clause() -%}
     {%- set properties = {} -%}
     {%- do properties.update(config.get('tblproperties') or {}) -%}
-    {%- do properties.update(lakeplan_fingerprint_properties()) -%}
+    {%- do properties.update(lakeplan.lakeplan_fingerprint_properties()) -%}
     {%- set pairs = [] -%}
     {%- for key, value in properties.items() -%}
-        {%- do pairs.append(lakeplan_string_literal(key) ~ ' = ' ~ lakeplan_string_literal(value)) -%}
+        {%- do pairs.append(lakeplan.lakeplan_string_literal(key) ~ ' = ' ~ lakeplan.lakeplan_string_literal(value)) -%}
     {%- endfor -%}
     {%- if pairs %}tblproperties ({{ pairs | join(', ') }}){% endif -%}
 {%- endmacro %}

@@ -1,7 +1,7 @@
 {#- The table properties a stateful model records of the logic that built it, read back by the state check. -#}
 {% macro lakeplan_fingerprint_properties() %}
     {%- set current = config.get('lakeplan_fingerprint') -%}
-    {%- if current is none or not lakeplan_is_stateful() -%}{{ return({}) }}{%- endif -%}
+    {%- if current is none or not lakeplan.lakeplan_is_stateful() -%}{{ return({}) }}{%- endif -%}
     {{ return({
         'lakeplan.fingerprint': current.fingerprint,
         'lakeplan.fingerprint.version': current.version,

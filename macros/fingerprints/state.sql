@@ -6,7 +6,7 @@
     {%- set requested = config.get('full_refresh') -%}
     {%- if requested is none -%}{%- set requested = flags.FULL_REFRESH -%}{%- endif -%}
     {%- if requested or not execute -%}{{ return(requested) }}{%- endif -%}
-    {{ return(lakeplan_state_mismatch_rebuilds()) }}
+    {{ return(lakeplan.lakeplan_state_mismatch_rebuilds()) }}
 {% endmacro %}
 
 {% macro lakeplan_is_stateful() %}
@@ -17,7 +17,7 @@
 {#- True when the table must be rebuilt; raises under `fail`; warns under `ignore`. -#}
 {% macro lakeplan_state_mismatch_rebuilds() %}
     {%- set current = config.get('lakeplan_fingerprint') -%}
-    {%- if current is none or not lakeplan_is_stateful() -%}{{ return(false) }}{%- endif -%}
+    {%- if current is none or not lakeplan.lakeplan_is_stateful() -%}{{ return(false) }}{%- endif -%}
     {%- set policy = config.get('on_state_mismatch', 'fail') -%}
     {%- set policies = ['fail', 'full_refresh', 'ignore'] -%}
     {%- if policy not in policies -%}
@@ -27,14 +27,14 @@
     {%- endif -%}
     {%- set relation = adapter.get_relation(this.database, this.schema, this.identifier) -%}
     {%- if relation is none or relation.is_view -%}{{ return(false) }}{%- endif -%}
-    {%- set stored = lakeplan_stored_fingerprint(relation) -%}
+    {%- set stored = lakeplan.lakeplan_stored_fingerprint(relation) -%}
     {%- if stored.fingerprint is none -%}
         {%- do log('lakeplan: model `' ~ model.name ~ '`: its table records no fingerprint (built before lakeplan '
             ~ 'recorded them); the next --full-refresh records one.', info=true) -%}
         {{ return(false) }}
     {%- endif -%}
     {%- if stored.fingerprint == current.fingerprint -%}{{ return(false) }}{%- endif -%}
-    {%- set message = lakeplan_state_mismatch_message(stored, current) -%}
+    {%- set message = lakeplan.lakeplan_state_mismatch_message(stored, current) -%}
     {%- if policy == 'fail' -%}
         {%- do exceptions.raise_compiler_error(message ~ '\nFix: dbt run --full-refresh -s ' ~ model.name
             ~ '  (or set on_state_mismatch: full_refresh to rebuild automatically, ignore to keep the table).') -%}

@@ -58,7 +58,7 @@
 {#- Whether a stored row takes this run's values for a sequence group: a non-NULL version at least the
     stored one (Paimon's sequence-group). -#}
 {% macro lakeplan_sequence_group_accepts(sequence) %}
-    {%- set change = 'lakeplan_change.' ~ lakeplan_quote(sequence) -%}
-    {%- set stored = 'lakeplan_table.' ~ lakeplan_quote(sequence) -%}
+    {%- set change = 'lakeplan_change.' ~ lakeplan.lakeplan_quote(sequence) -%}
+    {%- set stored = 'lakeplan_table.' ~ lakeplan.lakeplan_quote(sequence) -%}
     {{ return(change ~ ' is not null and (' ~ stored ~ ' is null or ' ~ change ~ ' >= ' ~ stored ~ ')') }}
 {% endmacro %}

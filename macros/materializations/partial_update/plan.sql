@@ -6,12 +6,12 @@
     {%- set members = [] -%}
     {%- set sequence_types = [] -%}
     {%- for member in group.members -%}
-        {%- set view = lakeplan_temp_view('member_' ~ member.name) -%}
+        {%- set view = lakeplan.lakeplan_temp_view('member_' ~ member.name) -%}
         {%- call statement('stage_member_' ~ member.name) -%}
             create or replace temporary view {{ view }} as {{ with_clause }}select * from {{ ref(member.name) }}
         {%- endcall -%}
         {%- set columns = adapter.get_columns_in_relation(view) -%}
-        {%- do lakeplan_validate_partial_update_member(member, columns, spec) -%}
+        {%- do lakeplan.lakeplan_validate_partial_update_member(member, columns, spec) -%}
         {#- the op column is never data; the sequence column is written where the target has it -#}
         {%- set target_columns = spec.columns | map(attribute='name') | map('lower') | list -%}
         {%- set written = [] -%}
@@ -41,24 +41,25 @@
     group's `write_options` set for that statement only. Not a staged temp view: Spark keeps a temp view as
     SQL text and analyses it again in the MERGE, which at 100+ columns costs seconds. -#}
 {% macro lakeplan_partial_update_write(target, plan, spec, statement_name) %}
-    {%- set source = '(\n' ~ lakeplan_sink_distribution_by(lakeplan_partial_update_collapse_sql(plan, spec),
+    {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(
+        lakeplan.lakeplan_partial_update_collapse_sql(plan, spec),
         plan.group.parallelism, spec.unique_key) ~ '\n)' -%}
-    {%- set previous = lakeplan_set_session_options(plan.group.write_options) -%}
+    {%- set previous = lakeplan.lakeplan_set_session_options(plan.group.write_options) -%}
     {%- call statement(statement_name) -%}
         {%- if plan.group.write_mode == 'overwrite' -%}
-            {{ lakeplan_partial_update_overwrite_sql(target, source, plan, spec) }}
+            {{ lakeplan.lakeplan_partial_update_overwrite_sql(target, source, plan, spec) }}
         {%- else -%}
-            {{ lakeplan_partial_update_merge_sql(target, source, plan, spec) }}
+            {{ lakeplan.lakeplan_partial_update_merge_sql(target, source, plan, spec) }}
         {%- endif -%}
     {%- endcall -%}
-    {%- do lakeplan_set_session_options(previous) -%}
+    {%- do lakeplan.lakeplan_set_session_options(previous) -%}
 {% endmacro %}
 
 {#- The empty target table with its declared columns and types (a DDL: no snapshot of its own). -#}
 {% macro lakeplan_partial_update_create_sql(relation, spec) %}
     {%- set columns = [] -%}
     {%- for column in spec.columns -%}
-        {%- do columns.append(lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
+        {%- do columns.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
     {%- endfor %}
     create or replace table {{ relation }} ({{ columns | join(', ') }})
     {{ file_format_clause() }}

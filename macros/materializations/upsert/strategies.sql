@@ -5,13 +5,16 @@
     Rows with an unknown op or a NULL key stop the statement, and with it the whole write.
     `columns`: the query's columns, op column included. -#}
 {% macro lakeplan_changelog_latest_sql(sql, spec, columns) %}
-    {%- set op = lakeplan_quote(spec.op_column) -%}
-    {%- set keys = lakeplan_quote_list(spec.unique_key) -%}
-    {%- set sequence = lakeplan_quote(spec.sequence_by) if spec.sequence_by else 'null' -%}
+    {%- set op = lakeplan.lakeplan_quote(spec.op_column) -%}
+    {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
+    {%- set sequence = lakeplan.lakeplan_quote(spec.sequence_by) if spec.sequence_by else 'null' -%}
     {%- set null_keys = [] -%}
-    {%- for key in spec.unique_key -%}{%- do null_keys.append(lakeplan_quote(key) ~ ' is null') -%}{%- endfor -%}
-{%- set context = lakeplan_string_literal(' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)') %}
-    select {{ lakeplan_quote_list(columns) }}
+    {%- for key in spec.unique_key -%}
+        {%- do null_keys.append(lakeplan.lakeplan_quote(key) ~ ' is null') -%}
+    {%- endfor -%}
+{%- set context = lakeplan.lakeplan_string_literal(
+    ' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)') %}
+    select {{ lakeplan.lakeplan_quote_list(columns) }}
     from (
         select
             *,
@@ -26,7 +29,7 @@
                     when {{ op }} is null or {{ op }} not in ('+I', '+U', '-U', '-D')
                         then raise_error(concat('Invalid changelog op ', coalesce(concat('\'', {{ op }}, '\''), 'NULL'), {{ context }}, ': expected +I, +U, -U or -D'))
                     when {{ null_keys | join(' or ') }}
-                        then raise_error(concat({{ lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')') }}, {{ context }}))
+                        then raise_error(concat({{ lakeplan.lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')') }}, {{ context }}))
                     else true
                 end as lakeplan_row_check
             from ({{ sql }}) as lakeplan_changelog
@@ -39,27 +42,29 @@
 {#- One MERGE that applies the latest changes: a change replaces or deletes the stored row only when it
     is not older than it (late rows lose); a -D for a key the table lacks does nothing. -#}
 {% macro lakeplan_upsert_merge_sql(target, changes, spec, columns) %}
-    {%- set op = 'lakeplan_change.' ~ lakeplan_quote(spec.op_column) -%}
+    {%- set op = 'lakeplan_change.' ~ lakeplan.lakeplan_quote(spec.op_column) -%}
     {%- set matches = [] -%}
     {%- for key in spec.unique_key -%}
-        {%- do matches.append('lakeplan_table.' ~ lakeplan_quote(key) ~ ' = lakeplan_change.' ~ lakeplan_quote(key)) -%}
+        {%- do matches.append(
+            'lakeplan_table.' ~ lakeplan.lakeplan_quote(key) ~ ' = lakeplan_change.' ~ lakeplan.lakeplan_quote(key)) -%}
     {%- endfor -%}
     {%- if spec.sequence_by -%}
-        {%- set stored = 'lakeplan_table.' ~ lakeplan_quote(spec.sequence_by) -%}
-        {%- set not_older = '(' ~ stored ~ ' is null or lakeplan_change.' ~ lakeplan_quote(spec.sequence_by) ~ ' >= ' ~ stored ~ ')' -%}
+        {%- set stored = 'lakeplan_table.' ~ lakeplan.lakeplan_quote(spec.sequence_by) -%}
+        {%- set not_older = '(' ~ stored ~ ' is null or lakeplan_change.' ~ lakeplan.lakeplan_quote(spec.sequence_by) ~ ' >= ' ~ stored ~ ')' -%}
     {%- else -%}
         {%- set not_older = 'true' -%}
     {%- endif -%}
     {%- set assignments = [] -%}
     {%- set values = [] -%}
 {%- for column in columns -%}
-    {%- do assignments.append(lakeplan_quote(column) ~ ' = lakeplan_change.' ~ lakeplan_quote(column)) -%}
-    {%- do values.append('lakeplan_change.' ~ lakeplan_quote(column)) -%}
+    {%- do assignments.append(
+        lakeplan.lakeplan_quote(column) ~ ' = lakeplan_change.' ~ lakeplan.lakeplan_quote(column)) -%}
+    {%- do values.append('lakeplan_change.' ~ lakeplan.lakeplan_quote(column)) -%}
 {%- endfor %}
     merge into {{ target }} as lakeplan_table
     using {{ changes }} as lakeplan_change
     on {{ matches | join(' and ') }}
     when matched and {{ op }} = '-D' and {{ not_older }} then delete
     when matched and {{ op }} != '-D' and {{ not_older }} then update set {{ assignments | join(', ') }}
-    when not matched and {{ op }} != '-D' then insert ({{ lakeplan_quote_list(columns) }}) values ({{ values | join(', ') }})
+    when not matched and {{ op }} != '-D' then insert ({{ lakeplan.lakeplan_quote_list(columns) }}) values ({{ values | join(', ') }})
 {% endmacro %}
