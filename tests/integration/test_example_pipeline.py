@@ -90,3 +90,11 @@ def test_a_second_build_on_unchanged_inputs_changes_no_table(built, example, spa
     assert after == before
     for table, key in [("lakeplan.customer_360", "customer_key"), ("lakeplan.customer_order_status", "customer_key")]:
         assert spark.sql(f"select count(*) = count(distinct {key}) from {table}").first()[0]
+
+
+def test_a_command_that_reads_no_tpch_source_stages_none(example, spark):
+    spark.sql("drop table if exists tpch.region")
+    example.run("run", "--select", "stg_customer_order_status_changes")
+    assert not spark.catalog.tableExists("tpch.region")  # the example's on-run-start hook ran no statement for it
+    example.run("run", "--select", "stg_region")
+    assert spark.sql("select count(*) from tpch.region").first()[0] == 5
