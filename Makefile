@@ -8,15 +8,18 @@ SF ?= 0.01
 ACTIVATE := source $(CURDIR)/.venv/bin/activate &&
 export LAKEPLAN_TPCH_DIR := $(CURDIR)/.lakeplan/data/tpch/sf$(SF)
 
-.PHONY: setup data run dbt test lint bench clean cluster-up cluster-down
+.PHONY: setup data run dbt test lint bench clean cluster-up cluster-down new-project
+
+# The TPC-H example's data; a project started with `make new-project` has no example and needs none.
+TPCH_DATA := $(if $(wildcard models/staging/tpch),scripts/tpch_data.sh,true)
 
 # Installs everything and generates the example's data at SF 0.01 (what an activated shell reads).
 setup:
 	@scripts/setup.sh
-	@$(ACTIVATE) scripts/tpch_data.sh 0.01 "$$LAKEPLAN_HOME/data/tpch/sf0.01"
+	@$(ACTIVATE) $(TPCH_DATA) 0.01 "$$LAKEPLAN_HOME/data/tpch/sf0.01"
 
 data: setup
-	@$(ACTIVATE) scripts/tpch_data.sh "$(SF)" "$(LAKEPLAN_TPCH_DIR)"
+	@$(ACTIVATE) $(TPCH_DATA) "$(SF)" "$(LAKEPLAN_TPCH_DIR)"
 
 run: data
 	$(ACTIVATE) dbt build
@@ -29,7 +32,7 @@ dbt: data
 test: data
 	$(ACTIVATE) pytest $(PYTEST_ARGS)
 	env -i PATH="$(PATH)" HOME="$(HOME)" bash -c 'source .venv/bin/activate && \
-	  dbt build && dbt show --inline "select count(*) as snapshots from lakeplan.dim_customer.snapshots" && \
+	  dbt build && dbt show --inline "select count(*) as snapshots from lakeplan.customer_order_status.snapshots" && \
 	  sqlfluff lint models macros tests/singular'
 
 lint: setup
@@ -48,6 +51,10 @@ cluster-up: data
 
 cluster-down:
 	@$(ACTIVATE) scripts/cluster.sh down
+
+# A new project from this template without the TPC-H example: make new-project DEST=../my_lakehouse
+new-project:
+	@scripts/new_project.sh "$(DEST)"
 
 # Removes the warehouse, metastore and generated data; keeps .venv.
 clean:
