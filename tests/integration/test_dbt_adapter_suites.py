@@ -24,8 +24,11 @@ from dbt.tests.adapter.basic.test_singular_tests_ephemeral import BaseSingularTe
 from dbt.tests.adapter.basic.test_snapshot_check_cols import BaseSnapshotCheckCols
 from dbt.tests.adapter.basic.test_snapshot_timestamp import BaseSnapshotTimestamp
 from dbt.tests.fixtures.project import *  # noqa: F401,F403  dbt's `project` fixture and the ones it needs
+from dbt.tests.fixtures.project import TestProcessingException
 
 from tests.conftest import REPO
+
+del TestProcessingException  # a dbt exception the star import brings, not a test class
 
 ICEBERG = {"+file_format": "iceberg"}
 
@@ -42,57 +45,24 @@ def dbt_profile_target():
     return local_target()
 
 
-def lakeplan_config(name: str) -> dict:
-    return {"name": name, "models": ICEBERG, "seeds": ICEBERG, "snapshots": ICEBERG}
+def on_lakeplan(base: type, name: str) -> type:
+    """dbt's suite `base` with the project config every lakeplan project has."""
+
+    class Suite(base):
+        @pytest.fixture(scope="class")
+        def project_config_update(self):
+            return {"name": name, "models": ICEBERG, "seeds": ICEBERG, "snapshots": ICEBERG}
+
+    Suite.__name__ = Suite.__qualname__ = "Test" + base.__name__.removeprefix("Base")
+    return Suite
 
 
-class TestSimpleMaterializations(BaseSimpleMaterializations):
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return lakeplan_config("base")
-
-
-class TestEmpty(BaseEmpty):
-    pass
-
-
-class TestEphemeral(BaseEphemeral):
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return lakeplan_config("ephemeral")
-
-
-class TestIncremental(BaseIncremental):
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return lakeplan_config("incremental")
-
-
-class TestGenericTests(BaseGenericTests):
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return lakeplan_config("generic_tests")
-
-
-class TestSingularTests(BaseSingularTests):
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return lakeplan_config("singular_tests")
-
-
-class TestSingularTestsEphemeral(BaseSingularTestsEphemeral):
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return lakeplan_config("singular_tests_ephemeral")
-
-
-class TestSnapshotCheckCols(BaseSnapshotCheckCols):
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return lakeplan_config("snapshot_strategy_check_cols")
-
-
-class TestSnapshotTimestamp(BaseSnapshotTimestamp):
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return lakeplan_config("snapshot_strategy_timestamp")
+TestSimpleMaterializations = on_lakeplan(BaseSimpleMaterializations, "base")
+TestEmpty = on_lakeplan(BaseEmpty, "empty")
+TestEphemeral = on_lakeplan(BaseEphemeral, "ephemeral")
+TestIncremental = on_lakeplan(BaseIncremental, "incremental")
+TestGenericTests = on_lakeplan(BaseGenericTests, "generic_tests")
+TestSingularTests = on_lakeplan(BaseSingularTests, "singular_tests")
+TestSingularTestsEphemeral = on_lakeplan(BaseSingularTestsEphemeral, "singular_tests_ephemeral")
+TestSnapshotCheckCols = on_lakeplan(BaseSnapshotCheckCols, "snapshot_strategy_check_cols")
+TestSnapshotTimestamp = on_lakeplan(BaseSnapshotTimestamp, "snapshot_strategy_timestamp")
