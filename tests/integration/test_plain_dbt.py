@@ -27,3 +27,12 @@ def test_the_activate_script_carries_lakeplans_environment():
     assert values["DBT_PROFILES_DIR"] == str(REPO)
     assert values["LAKEPLAN_TPCH_DIR"] == f"{REPO}/.lakeplan/data/tpch/sf0.01"
     assert (Path(values["SPARK_CONF_DIR"]) / "spark-defaults.conf").read_text().count("IcebergSparkSessionExtensions") == 1
+
+
+def test_the_session_runs_with_lakeplans_spark_settings(spark):
+    # What SPARK_CONF_DIR carries counts only when the JVM starts: read it back from the running JVM.
+    conf = spark.sparkContext.getConf()
+    assert spark.conf.get("spark.sql.catalog.spark_catalog") == "org.apache.iceberg.spark.SparkSessionCatalog"
+    assert "IcebergSparkSessionExtensions" in spark.conf.get("spark.sql.extensions")
+    assert f"-Dderby.system.home={os.environ['LAKEPLAN_HOME']}/metastore" in conf.get("spark.driver.extraJavaOptions")
+    assert spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory() > 3 * 1024**3  # driver memory 4g
