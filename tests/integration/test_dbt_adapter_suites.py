@@ -13,6 +13,8 @@ import os
 import jinja2
 import pytest
 import yaml
+from dbt.adapters.factory import reset_adapters
+from dbt_common.tests import disable_test_caching
 
 from dbt.tests.adapter.basic.test_base import BaseSimpleMaterializations
 from dbt.tests.adapter.basic.test_empty import BaseEmpty
@@ -43,6 +45,17 @@ def local_target() -> dict:
 @pytest.fixture(scope="class")
 def dbt_profile_target():
     return local_target()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def leave_dbt_as_found():
+    """dbt's `adapter` fixture takes whatever adapter an earlier dbt command in this process left registered (a
+    Thrift one after the cluster test), and its `initialization` switches on dbt's test-only template caches, which
+    break the dbt commands of the tests that follow: start from no adapter, and switch the caches off after."""
+    reset_adapters()
+    yield
+    disable_test_caching()
+    reset_adapters()
 
 
 def on_lakeplan(base: type, name: str) -> type:
