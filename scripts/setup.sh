@@ -3,6 +3,7 @@
 #   .venv/                      pinned Python packages (requirements.txt + constraints.txt)
 #   .venv/.../pyspark/jars/     Iceberg 1.10.2 runtime + the Jackson classes it expects relocated
 #   .lakeplan/spark-conf/       SPARK_CONF_DIR: spark-defaults.conf and log4j2.properties
+#   .venv/bin/activate          also exports lakeplan's environment, so plain `dbt` works once activated
 # A stamp file records what was installed, so a second run only regenerates the Spark conf.
 set -euo pipefail
 
@@ -38,8 +39,10 @@ install_python_packages() {
   "$venv/bin/pip" install --quiet --disable-pip-version-check \
       -r "$repo/requirements.txt" -c "$repo/constraints.txt" ||
     fail "pip install failed (see above). Check that PyPI is reachable, then rerun 'make setup'."
-  # dbt discovers plugins as top-level modules named `dbt_*`: a .pth entry puts plugins/ on sys.path.
-  "$venv/bin/python" -c 'import sys, sysconfig; open(sysconfig.get_paths()["purelib"] + "/lakeplan.pth", "w").write(sys.argv[1] + "\n")' "$repo/plugins"
+  # The plugin, distribution dbt-lakeplan (pyproject.toml), editable: dbt discovers the module dbt_lakeplan.
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -e "$repo" ||
+    fail "installing lakeplan's dbt plugin (pip install -e .) failed (see above); rerun 'make setup'."
+  rm -f "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/lakeplan.pth"
 }
 
 ensure_jarjar() {
@@ -94,10 +97,26 @@ write_spark_conf() {
   cp "$repo/profiles/log4j2.properties" "$home/spark-conf/log4j2.properties"
 }
 
+# What `source .venv/bin/activate` adds to the venv's own variables: every path dbt, Spark and the example
+# need, so plain `dbt ...` works from the project root. LAKEPLAN_TPCH_DIR keeps a value set before activation.
+write_activation() {
+  local activate="$venv/bin/activate" begin='# >>> lakeplan (scripts/setup.sh) >>>' end='# <<< lakeplan <<<'
+  sed -i "\|^$begin\$|,\|^$end\$|d" "$activate"
+  cat >> "$activate" <<EOF
+$begin
+export LAKEPLAN_HOME="$home"
+export SPARK_CONF_DIR="\$LAKEPLAN_HOME/spark-conf"
+export DBT_PROFILES_DIR="$repo"
+export LAKEPLAN_TPCH_DIR="\${LAKEPLAN_TPCH_DIR:-\$LAKEPLAN_HOME/data/tpch/sf0.01}"
+export DBT_SEND_ANONYMOUS_USAGE_STATS=false DO_NOT_TRACK=1
+$end
+EOF
+}
+
 main() {
   check_tools
   local stamp="$venv/.lakeplan-setup" want
-  want=$(cat "$repo/requirements.txt" "$repo/constraints.txt" "$0" | sha256sum | cut -c1-16)
+  want=$(cat "$repo/requirements.txt" "$repo/constraints.txt" "$repo/pyproject.toml" "$0" | sha256sum | cut -c1-16)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     install_python_packages
     install_jars
@@ -105,6 +124,7 @@ main() {
     step "done"
   fi
   write_spark_conf
+  write_activation
 }
 
 main "$@"

@@ -20,14 +20,14 @@ REQUIRED_ENV = ("SPARK_CONF_DIR", "DBT_PROFILES_DIR", "LAKEPLAN_TPCH_DIR")
 
 @pytest.fixture(scope="session", autouse=True)
 def lakeplan_environment(request):
-    """Integration tests need the Makefile's environment; unit tests run anywhere."""
+    """Integration tests need the activated venv's environment; unit tests run anywhere."""
     if not any("integration" in str(item.path) for item in request.session.items):
         return
     missing = [name for name in REQUIRED_ENV if not os.environ.get(name)]
     if missing:
         pytest.exit(
-            f"{', '.join(missing)} not set: run the tests with `make test` "
-            "(select some with `make test PYTEST_ARGS='-k <name>'`).",
+            f"{', '.join(missing)} not set: run the tests in the activated venv (`source .venv/bin/activate`, "
+            "after `make setup`) or with `make test` (select some with `make test PYTEST_ARGS='-k <name>'`).",
             returncode=2,
         )
 

@@ -4,7 +4,7 @@
     or, when the columns did not change, silently returns the old query's rows. -#}
 {% macro spark__create_view_as(relation, sql) -%}
     {%- if execute -%}
-        {%- do lakeplan_execute('drop view if exists ' ~ relation) -%}
+        {%- do lakeplan.lakeplan_execute('drop view if exists ' ~ relation) -%}
     {%- endif %}
     create view {{ relation }}
     {% if config.persist_column_docs() -%}

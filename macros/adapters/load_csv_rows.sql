@@ -12,7 +12,7 @@
         {%- for row in chunk -%}
             {%- set cells = [] -%}
             {%- for value in row -%}
-                {%- set literal = 'null' if value is none else lakeplan_string_literal(value) -%}
+                {%- set literal = 'null' if value is none else lakeplan.lakeplan_string_literal(value) -%}
                 {%- do cells.append('cast(' ~ literal ~ ' as ' ~ types[loop.index0] ~ ')') -%}
             {%- endfor -%}
             {%- do values.append('(' ~ cells | join(', ') ~ ')') -%}

@@ -4,9 +4,10 @@
 {% macro spark__partition_cols(label, required=false) %}
     {%- set partition_by = config.get('partition_by') -%}
     {%- set columns = [] if partition_by is none else ([partition_by] if partition_by is string else partition_by) -%}
-    {%- set keyed = lakeplan_model_keyed_spec() -%}
+    {%- set keyed = lakeplan.lakeplan_model_keyed_spec() -%}
     {%- if keyed -%}
-        {%- set columns = columns + ['bucket(' ~ keyed.key_groups ~ ', ' ~ lakeplan_quote(keyed['keys'][0]) ~ ')'] -%}
+        {%- set columns = columns
+            + ['bucket(' ~ keyed.key_groups ~ ', ' ~ lakeplan.lakeplan_quote(keyed['keys'][0]) ~ ')'] -%}
     {%- endif -%}
     {%- if columns %}{{ label }} ({{ columns | join(', ') }}){% endif -%}
 {% endmacro %}

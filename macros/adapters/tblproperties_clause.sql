@@ -3,6 +3,6 @@
 {% macro spark__tblproperties_clause() -%}
     {%- set properties = {} -%}
     {%- do properties.update(config.get('tblproperties') or {}) -%}
-    {%- do properties.update(lakeplan_fingerprint_properties()) -%}
-    {%- if properties %}tblproperties ({{ lakeplan_properties_sql(properties) }}){% endif -%}
+    {%- do properties.update(lakeplan.lakeplan_fingerprint_properties()) -%}
+    {%- if properties %}tblproperties ({{ lakeplan.lakeplan_properties_sql(properties) }}){% endif -%}
 {%- endmacro %}

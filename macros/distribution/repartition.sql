@@ -6,7 +6,7 @@
 {% endmacro %}
 
 {% macro default__lakeplan_repartition(query, partitions, keys) %}
-    {%- set arguments = [partitions | string] + ([lakeplan_quote_list(keys)] if keys else []) -%}
+    {%- set arguments = [partitions | string] + ([lakeplan.lakeplan_quote_list(keys)] if keys else []) -%}
     {%- set hint = '/*+ REPARTITION(' ~ arguments | join(', ') ~ ') */' -%}
     {{ return('(select ' ~ hint ~ ' * from ' ~ query ~ ' as lakeplan_repartitioned)') }}
 {% endmacro %}

@@ -3,16 +3,16 @@
 {% macro lakeplan_sink_distribution(sql) %}
     {%- set parallelism = config.get('parallelism') -%}
     {%- if parallelism is none -%}{{ return(sql) }}{%- endif -%}
-    {%- do lakeplan_check_parallelism(parallelism, 'model `' ~ model.name ~ '`', 'parallelism') -%}
+    {%- do lakeplan.lakeplan_check_parallelism(parallelism, 'model `' ~ model.name ~ '`', 'parallelism') -%}
     {%- set unique_key = config.get('unique_key') -%}
     {%- set keys = [] if unique_key is none else ([unique_key] if unique_key is string else unique_key) -%}
-    {{ return(lakeplan_sink_distribution_by(sql, parallelism, keys)) }}
+    {{ return(lakeplan.lakeplan_sink_distribution_by(sql, parallelism, keys)) }}
 {% endmacro %}
 
 {#- `sql` redistributed into `parallelism` partitions, hashed on `keys` when there are any. -#}
 {% macro lakeplan_sink_distribution_by(sql, parallelism, keys) %}
     {%- if parallelism is none -%}{{ return(sql) }}{%- endif -%}
-    {{ return('select * from ' ~ lakeplan_repartition('(' ~ sql ~ ')', parallelism, keys)) }}
+    {{ return('select * from ' ~ lakeplan.lakeplan_repartition('(' ~ sql ~ ')', parallelism, keys)) }}
 {% endmacro %}
 
 {#- Raises unless `value` is a positive integer; `owner` and `setting` name where it was configured. -#}

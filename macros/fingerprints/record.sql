@@ -3,7 +3,7 @@
 {% macro lakeplan_fingerprint_properties(node=none) %}
     {%- set node = node or model -%}
     {%- set current = node.config.get('lakeplan_fingerprint') -%}
-    {%- if current is none or not lakeplan_is_stateful(node) -%}{{ return({}) }}{%- endif -%}
+    {%- if current is none or not lakeplan.lakeplan_is_stateful(node) -%}{{ return({}) }}{%- endif -%}
     {%- set properties = {
         'lakeplan.fingerprint': current.fingerprint,
         'lakeplan.fingerprint.version': current.version,
@@ -41,27 +41,28 @@
         {%- set existing = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
         {%- set additions = [] -%}
         {%- for column in node.columns.values() if column.name | lower not in existing -%}
-            {%- do additions.append(lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
+            {%- do additions.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
         {%- endfor -%}
         {%- if additions -%}
             {%- do run_query('alter table ' ~ relation ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
         {%- endif -%}
     {%- endif -%}
-    {%- set properties = lakeplan_fingerprint_properties(node) -%}
+    {%- set properties = lakeplan.lakeplan_fingerprint_properties(node) -%}
     {%- if verdict.action == 'accept' -%}
         {%- do properties.update({
             'lakeplan.fingerprint.accepted_from': verdict.stored.fingerprint,
             'lakeplan.fingerprint.accepted_at': run_started_at.isoformat(),
         }) -%}
     {%- endif -%}
-    {%- do run_query('alter table ' ~ relation ~ ' set tblproperties (' ~ lakeplan_properties_sql(properties) ~ ')') -%}
+    {%- set assignments = lakeplan.lakeplan_properties_sql(properties) -%}
+    {%- do run_query('alter table ' ~ relation ~ ' set tblproperties (' ~ assignments ~ ')') -%}
 {% endmacro %}
 
 {#- `'key' = 'value', ...`: every key and value a quoted literal. -#}
 {% macro lakeplan_properties_sql(properties) %}
     {%- set pairs = [] -%}
     {%- for key, value in properties.items() -%}
-        {%- do pairs.append(lakeplan_string_literal(key) ~ ' = ' ~ lakeplan_string_literal(value)) -%}
+        {%- do pairs.append(lakeplan.lakeplan_string_literal(key) ~ ' = ' ~ lakeplan.lakeplan_string_literal(value)) -%}
     {%- endfor -%}
     {{ return(pairs | join(', ')) }}
 {% endmacro %}

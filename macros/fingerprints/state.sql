@@ -1,12 +1,12 @@
-{#- dbt's should_full_refresh(), plus lakeplan's state check (FLIP-411) for one stateful model (incremental,
+{#- dbt's lakeplan.should_full_refresh(), plus lakeplan's state check (FLIP-411) for one stateful model (incremental,
     upsert, partial-update target) when it runs. dbt asks this before compiling `is_incremental()`, so a stop
-    comes before any SQL runs and a rebuild compiles the full query. `lakeplan_check_state()` (on-run-start)
+    comes before any SQL runs and a rebuild compiles the full query. `lakeplan.lakeplan_check_state()` (on-run-start)
     makes the same checks for every selected model before the first write. -#}
 {% macro should_full_refresh() %}
     {%- set requested = config.get('full_refresh') -%}
     {%- if requested is none -%}{%- set requested = flags.FULL_REFRESH -%}{%- endif -%}
-    {%- if requested or not lakeplan_state_check_applies() -%}{{ return(requested) }}{%- endif -%}
-    {%- set verdict = lakeplan_state_verdict(model) -%}
+    {%- if requested or not lakeplan.lakeplan_state_check_applies() -%}{{ return(requested) }}{%- endif -%}
+    {%- set verdict = lakeplan.lakeplan_state_verdict(model) -%}
     {%- if verdict.action == 'refuse' -%}
         {%- do exceptions.raise_compiler_error(verdict.message) -%}
     {%- elif verdict.action == 'rebuild' -%}
@@ -15,7 +15,7 @@
     {%- elif verdict.action == 'ignore' -%}
         {%- do exceptions.warn('lakeplan: ' ~ verdict.message ~ '\nKeeping the table (on_state_mismatch: ignore).') -%}
     {%- elif verdict.action in ['evolve', 'accept'] -%}
-        {%- do lakeplan_record_state(verdict) -%}
+        {%- do lakeplan.lakeplan_record_state(verdict) -%}
     {%- endif -%}
     {{ return(false) }}
 {% endmacro %}
@@ -24,18 +24,18 @@
     refusal stops the whole `dbt run` / `dbt build` instead of leaving the project half-updated. Accepted
     logic and compatible changes (a new member) are recorded only when no model is refused. -#}
 {% macro lakeplan_check_state() %}
-    {%- if not lakeplan_state_check_applies() or flags.FULL_REFRESH -%}{{ return('') }}{%- endif -%}
+    {%- if not lakeplan.lakeplan_state_check_applies() or flags.FULL_REFRESH -%}{{ return('') }}{%- endif -%}
     {%- set verdicts = [] -%}
     {%- for unique_id in selected_resources if unique_id in graph.nodes
         and not graph.nodes[unique_id].config.get('full_refresh') -%}
-        {%- do verdicts.append(lakeplan_state_verdict(graph.nodes[unique_id])) -%}
+        {%- do verdicts.append(lakeplan.lakeplan_state_verdict(graph.nodes[unique_id])) -%}
     {%- endfor -%}
     {%- set refused = verdicts | selectattr('action', 'equalto', 'refuse') | map(attribute='message') | list -%}
     {%- if refused -%}
         {%- do exceptions.raise_compiler_error(refused | join('\n\n') ~ '\nNothing was written.') -%}
     {%- endif -%}
     {%- for verdict in verdicts if verdict.action in ['evolve', 'accept'] -%}
-        {%- do lakeplan_record_state(verdict) -%}
+        {%- do lakeplan.lakeplan_record_state(verdict) -%}
     {%- endfor -%}
     {{ return('') }}
 {% endmacro %}
@@ -58,17 +58,17 @@
 {% macro lakeplan_state_verdict(node) %}
     {%- set verdict = {'action': 'none', 'node': node} -%}
     {%- set current = node.config.get('lakeplan_fingerprint') -%}
-    {%- if current is none or not lakeplan_is_stateful(node) -%}{{ return(verdict) }}{%- endif -%}
-    {%- set policy = lakeplan_validate_get_state_policy(node) -%}
+    {%- if current is none or not lakeplan.lakeplan_is_stateful(node) -%}{{ return(verdict) }}{%- endif -%}
+    {%- set policy = lakeplan.lakeplan_validate_get_state_policy(node) -%}
     {%- set relation = adapter.get_relation(node.database, node.schema, node.alias) -%}
     {%- if relation is none or relation.is_view -%}{{ return(verdict) }}{%- endif -%}
-    {%- set stored = lakeplan_stored_fingerprint(relation) -%}
+    {%- set stored = lakeplan.lakeplan_stored_fingerprint(relation) -%}
     {%- do verdict.update({'relation': relation, 'stored': stored}) -%}
     {%- if stored.fingerprint is none -%}
         {%- do log('lakeplan: model `' ~ node.name ~ '`: its table records no fingerprint (built before lakeplan '
             ~ 'recorded them); the next --full-refresh records one.', info=true) -%}
     {%- elif stored.fingerprint != current.fingerprint -%}
-        {%- set changes = lakeplan_state_changes(stored, current) -%}
+        {%- set changes = lakeplan.lakeplan_state_changes(stored, current) -%}
         {%- set accepted = var('lakeplan_accept_state', []) -%}
         {%- set actions = {'fail': 'refuse', 'full_refresh': 'rebuild', 'ignore': 'ignore'} -%}
         {%- if not changes -%}
@@ -76,7 +76,7 @@
         {%- elif node.name in ([accepted] if accepted is string else accepted) -%}
             {%- do verdict.update({'action': 'accept'}) -%}
         {%- else -%}
-            {%- do verdict.update({'action': actions[policy], 'message': lakeplan_state_mismatch_message(
+            {%- do verdict.update({'action': actions[policy], 'message': lakeplan.lakeplan_state_mismatch_message(
                 node, stored, current, changes, policy == 'fail')}) -%}
         {%- endif -%}
         {%- if verdict.action in ['evolve', 'accept'] -%}
@@ -112,7 +112,7 @@
         {%- do changes.append('`' ~ ancestor ~ '` changed its own SQL, columns or configs') -%}
     {%- endfor -%}
     {%- if stored.parts and current.parts -%}
-        {%- do changes.extend(lakeplan_target_part_changes(stored.parts, current.parts)) -%}
+        {%- do changes.extend(lakeplan.lakeplan_target_part_changes(stored.parts, current.parts)) -%}
     {%- elif stored.logic != current.logic -%}
         {%- do changes.append('its own SQL, columns or configs') -%}
     {%- endif -%}

@@ -1,11 +1,11 @@
 {#- When a model reads keyed inputs with different key_groups, Spark cannot join them bucket by bucket:
     this logs which of them the real plan (EXPLAIN) reshuffles, so the cost is never silent. -#}
 {% macro lakeplan_report_keyed_joins(sql) %}
-    {%- set inputs = lakeplan_keyed_inputs() -%}
+    {%- set inputs = lakeplan.lakeplan_keyed_inputs() -%}
     {%- if inputs | map(attribute='key_groups') | unique | list | length < 2 -%}{{ return('') }}{%- endif -%}
     {%- set lines = run_query('explain ' ~ sql).columns[0].values()[0].split('\n') -%}
     {%- set reshuffled = [] -%}
-    {%- for input in inputs if lakeplan_plan_moves(lines, input.table) -%}
+    {%- for input in inputs if lakeplan.lakeplan_plan_moves(lines, input.table) -%}
         {%- do reshuffled.append(input.name) -%}
     {%- endfor -%}
     {%- set sizes = [] -%}
@@ -37,9 +37,9 @@
 {#- Whether a plan moves the rows of `table` between tasks: an Exchange above one of its scans. -#}
 {% macro lakeplan_plan_moves(lines, table) %}
     {%- for index in range(lines | length) if 'Scan' in lines[index] and (table ~ '[') in lines[index] -%}
-        {%- set walk = namespace(depth=lakeplan_plan_depth(lines[index]), moved=false) -%}
-        {%- for above in range(index - 1, -1, -1) if lakeplan_plan_depth(lines[above]) < walk.depth -%}
-            {%- set walk.depth = lakeplan_plan_depth(lines[above]) -%}
+        {%- set walk = namespace(depth=lakeplan.lakeplan_plan_depth(lines[index]), moved=false) -%}
+        {%- for above in range(index - 1, -1, -1) if lakeplan.lakeplan_plan_depth(lines[above]) < walk.depth -%}
+            {%- set walk.depth = lakeplan.lakeplan_plan_depth(lines[above]) -%}
             {%- if 'Exchange' in lines[above] -%}{%- set walk.moved = true -%}{%- endif -%}
         {%- endfor -%}
         {%- if walk.moved -%}{{ return(true) }}{%- endif -%}

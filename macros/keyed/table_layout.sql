@@ -35,7 +35,7 @@
 
 {#- Raises unless the table's real layout is exactly the declared keyed layout: never a silent wrong answer. -#}
 {% macro lakeplan_check_keyed_layout(relation, keyed, owner) %}
-    {%- set layout = lakeplan_table_layout(relation) -%}
+    {%- set layout = lakeplan.lakeplan_table_layout(relation) -%}
     {%- set declared = keyed['keys'] | map('lower') | list -%}
     {%- set actual = (layout.bucketed_by or []) | map('lower') | list -%}
     {%- if actual != declared or layout.buckets != keyed.key_groups -%}

@@ -5,10 +5,10 @@
     {%- do config(materialized='partial_update') -%}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set branches = [] -%}
-    {%- for group in lakeplan_partial_update_groups() -%}
+    {%- for group in lakeplan.lakeplan_partial_update_groups() -%}
         {%- for member in group.members -%}
             {%- do branches.append(
-                'select ' ~ lakeplan_string_literal(member.name) ~ ' as lakeplan_member, count(*) as lakeplan_rows'
+                'select ' ~ lakeplan.lakeplan_string_literal(member.name) ~ ' as lakeplan_member, count(*) as lakeplan_rows'
                 ~ ' from ' ~ ref(member.name)) -%}
         {%- endfor -%}
     {%- endfor -%}
@@ -22,7 +22,7 @@
         {%- set plugin_missing_msg -%}
 Partial-update target `{{ model.name }}` has no write groups: lakeplan's dbt plugin did not process this project.
 The plugin (plugins/dbt_lakeplan) groups the members that write this table into unioned writes.
-Fix: run dbt from lakeplan's environment (`make dbt ARGS='...'`), where `import dbt_lakeplan` works.
+Fix: install the plugin, distribution dbt-lakeplan (`make setup` does: `pip install -e .`), in dbt's Python.
         {%- endset -%}
         {%- do exceptions.raise_compiler_error(plugin_missing_msg) -%}
     {%- endif -%}

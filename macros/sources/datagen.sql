@@ -13,7 +13,7 @@
     {%- set range_arguments = [0, rows, 1] + ([parallelism] if parallelism is not none else []) -%}
     {%- set projections = [] -%}
     {%- for name, expression in columns.items() -%}
-        {%- do projections.append(expression ~ ' as ' ~ lakeplan_quote(name)) -%}
+        {%- do projections.append(expression ~ ' as ' ~ lakeplan.lakeplan_quote(name)) -%}
     {%- endfor -%}
     {%- set filter = ' where ' ~ where if where else '' -%}
     {%- set generator = 'range(' ~ range_arguments | join(', ') ~ ') as lakeplan_datagen' -%}
@@ -53,7 +53,7 @@
             ~ ' then 2 else 0 end as int)',
     } -%}
     {%- set kept = 'id % 2 = 1' ~ (' or ' ~ kind ~ ' = \'+U\'' if mode == 'all' else '') -%}
-    {{ return(datagen(keys * versions * 2, columns, parallelism, where=kept)) }}
+    {{ return(lakeplan.datagen(keys * versions * 2, columns, parallelism, where=kept)) }}
 {% endmacro %}
 
 {#- The scan of a source whose meta declares `datagen:` (no physical table): {sql, columns, partitioned},
@@ -64,12 +64,12 @@
         {%- set changelog = options.changelog -%}
         {%- set key = spec.primary_key | first -%}
         {%- set sequence = spec.sequence_by or '_seq' -%}
-        {%- set sql = datagen_changelog(
+        {%- set sql = lakeplan.datagen_changelog(
             changelog['keys'], changelog['versions'], spec.changelog_mode,
             key, spec.op_column, sequence, spec.parallelism) -%}
         {%- set columns = [key, spec.op_column, sequence, 'status', 'amount', '_batch'] -%}
     {%- else -%}
-        {%- set sql = datagen(options.rows, options.fields, spec.parallelism) -%}
+        {%- set sql = lakeplan.datagen(options.rows, options.fields, spec.parallelism) -%}
         {%- set columns = options.fields.keys() | list -%}
     {%- endif -%}
     {#- range() partitions are the scan parallelism of insert-only rows, but a changelog still needs its

@@ -9,16 +9,18 @@
 {% macro default__scan_source(source_name, table_name) %}
     {%- set relation = source(source_name, table_name) -%}
     {%- if not execute -%}{{ return(relation) }}{%- endif -%}
-    {%- set spec = lakeplan_scan_spec(lakeplan_source_node(source_name, table_name)) -%}
+    {%- set spec = lakeplan.lakeplan_scan_spec(lakeplan.lakeplan_source_node(source_name, table_name)) -%}
     {%- if spec.datagen -%}
-        {%- set scan = lakeplan_datagen_scan(spec) -%}
-        {%- do lakeplan_check_source_columns(spec, scan.columns) -%}
+        {%- set scan = lakeplan.lakeplan_datagen_scan(spec) -%}
+        {%- do lakeplan.lakeplan_check_source_columns(spec, scan.columns) -%}
     {%- else -%}
         {%- set scan = {'sql': relation, 'partitioned': spec.keyed is not none} -%}
-        {%- if spec.keyed -%}{%- do lakeplan_check_keyed_layout(relation, spec.keyed, spec.owner) -%}{%- endif -%}
+        {%- if spec.keyed -%}
+            {%- do lakeplan.lakeplan_check_keyed_layout(relation, spec.keyed, spec.owner) -%}
+        {%- endif -%}
         {%- if spec.primary_key or spec.sequence_by or spec.changelog_mode != 'insert_only' -%}
             {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
-            {%- if columns -%}{%- do lakeplan_check_source_columns(spec, columns) -%}{%- endif -%}
+            {%- if columns -%}{%- do lakeplan.lakeplan_check_source_columns(spec, columns) -%}{%- endif -%}
         {%- endif -%}
     {%- endif -%}
     {%- if spec.parallelism is none -%}
@@ -28,8 +30,8 @@
             scans one task per key group, which scan_parallelism equals (checked) -#}
         {{ return(scan.sql) }}
     {%- elif spec.changelog_mode != 'insert_only' -%}
-        {{ return(lakeplan_repartition(scan.sql, spec.parallelism, spec.primary_key)) }}
+        {{ return(lakeplan.lakeplan_repartition(scan.sql, spec.parallelism, spec.primary_key)) }}
     {%- else -%}
-        {{ return(lakeplan_repartition(scan.sql, spec.parallelism)) }}
+        {{ return(lakeplan.lakeplan_repartition(scan.sql, spec.parallelism)) }}
     {%- endif -%}
 {% endmacro %}

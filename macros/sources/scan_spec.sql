@@ -16,14 +16,14 @@
         'owner': owner,
         'parallelism': meta.get('scan_parallelism'),
         'changelog_mode': meta.get('changelog_mode', 'insert_only'),
-        'primary_key': lakeplan_name_list(meta.get('primary_key'), owner, 'primary_key'),
+        'primary_key': lakeplan.lakeplan_name_list(meta.get('primary_key'), owner, 'primary_key'),
         'op_column': meta.get('op_column', '_op'),
         'sequence_by': meta.get('sequence_by'),
         'datagen': meta.get('datagen'),
-        'keyed': lakeplan_keyed_spec(meta.get('pre_keyed_by'), meta.get('key_groups'), owner, 'pre_keyed_by'),
+        'keyed': lakeplan.lakeplan_keyed_spec(meta.get('pre_keyed_by'), meta.get('key_groups'), owner, 'pre_keyed_by'),
     } -%}
     {%- if spec.parallelism is not none -%}
-        {%- do lakeplan_check_parallelism(spec.parallelism, owner, 'meta.scan_parallelism') -%}
+        {%- do lakeplan.lakeplan_check_parallelism(spec.parallelism, owner, 'meta.scan_parallelism') -%}
     {%- endif -%}
     {%- set modes = ['insert_only', 'upsert', 'all'] -%}
     {%- if spec.changelog_mode not in modes -%}
@@ -80,7 +80,7 @@
     {%- if spec.changelog_mode != 'insert_only' -%}
         {%- do settings.append(('op_column', [spec.op_column])) -%}
     {%- endif -%}
-    {%- set missing = lakeplan_missing_column(settings, columns) -%}
+    {%- set missing = lakeplan.lakeplan_missing_column(settings, columns) -%}
     {%- if missing -%}
         {%- do exceptions.raise_compiler_error(
             spec.owner ~ ' sets `meta.' ~ missing[0] ~ '` to a column it does not have: `' ~ missing[1] ~ '`.\n'

@@ -26,28 +26,28 @@
     Returns the side table, or none while it holds no tombstone (then the write need not read it). A run without
     deletes and without expired tombstones writes nothing to it. -#}
 {% macro lakeplan_write_tombstones(relation, deletes, keys, creates) %}
-    {%- set tombstones = lakeplan_tombstone_relation(relation) -%}
+    {%- set tombstones = lakeplan.lakeplan_tombstone_relation(relation) -%}
     {%- set existing = none if creates else load_relation(tombstones) -%}
     {%- set expired = 'lakeplan_deleted_at < current_timestamp() - make_dt_interval('
-        ~ lakeplan_tombstone_retention_days() ~ ')' -%}
+        ~ lakeplan.lakeplan_tombstone_retention_days() ~ ')' -%}
     {%- set latest -%}
-        select {{ lakeplan_quote_list(keys) }}, max(lakeplan_sequence) as lakeplan_sequence,
+        select {{ lakeplan.lakeplan_quote_list(keys) }}, max(lakeplan_sequence) as lakeplan_sequence,
             current_timestamp() as lakeplan_deleted_at
         from ({{ deletes }}) as lakeplan_deletes
         where lakeplan_sequence is not null
-        group by {{ lakeplan_quote_list(keys) }}
+        group by {{ lakeplan.lakeplan_quote_list(keys) }}
     {%- endset -%}
     {%- set stored = '(select count(*) from ' ~ tombstones ~ ' where ' ~ expired ~ '), (select count(*) from '
         ~ tombstones ~ ')' if existing else '0, 0' -%}
     {%- set counts = run_query('select (select count(*) from (' ~ latest ~ ')), ' ~ stored).rows[0] -%}
     {%- set new, expiring, kept = counts[0], counts[1], counts[2] - counts[1] -%}
     {%- if existing is none -%}
-        {%- do lakeplan_execute('create or replace table ' ~ tombstones ~ ' using iceberg as ' ~ latest
+        {%- do lakeplan.lakeplan_execute('create or replace table ' ~ tombstones ~ ' using iceberg as ' ~ latest
             if new > 0 else 'drop table if exists ' ~ tombstones) -%}
     {%- elif new > 0 or expiring > 0 -%}
         {%- set matches = [] -%}
         {%- for key in keys -%}
-            {%- do matches.append('lakeplan_tombstone.' ~ lakeplan_quote(key) ~ ' = lakeplan_delete.' ~ lakeplan_quote(key)) -%}
+            {%- do matches.append('lakeplan_tombstone.' ~ lakeplan.lakeplan_quote(key) ~ ' = lakeplan_delete.' ~ lakeplan.lakeplan_quote(key)) -%}
         {%- endfor -%}
         {%- call statement('tombstones') -%}
             merge into {{ tombstones }} as lakeplan_tombstone
@@ -64,14 +64,16 @@
 {#- Whether a row of `alias` (with `sequence`, a SQL expression) is not older than its key's tombstone, joined as
     `lakeplan_tombstone`: no tombstone, or a sequence at least the delete's (a NULL sequence is the oldest). -#}
 {% macro lakeplan_after_tombstone(sequence) %}
-    {{ return('(lakeplan_tombstone.lakeplan_sequence is null or ' ~ sequence ~ ' >= lakeplan_tombstone.lakeplan_sequence)') }}
+    {{ return('(lakeplan_tombstone.lakeplan_sequence is null or ' ~ sequence
+        ~ ' >= lakeplan_tombstone.lakeplan_sequence)') }}
 {% endmacro %}
 
 {#- `left join` of the tombstones on the key columns of `alias`. -#}
 {% macro lakeplan_join_tombstones(tombstones, alias, keys) %}
     {%- set matches = [] -%}
     {%- for key in keys -%}
-        {%- do matches.append(alias ~ '.' ~ lakeplan_quote(key) ~ ' = lakeplan_tombstone.' ~ lakeplan_quote(key)) -%}
+        {%- set name = lakeplan.lakeplan_quote(key) -%}
+        {%- do matches.append(alias ~ '.' ~ name ~ ' = lakeplan_tombstone.' ~ name) -%}
     {%- endfor -%}
     {{ return('left join ' ~ tombstones ~ ' as lakeplan_tombstone on ' ~ matches | join(' and ')) }}
 {% endmacro %}

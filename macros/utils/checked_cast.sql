@@ -4,19 +4,19 @@
     naming where the value comes from), the value, the type and `fix` appended; nothing is written.
     A cast that cannot lose a value (same type, widening) stays a plain cast. -#}
 {% macro lakeplan_checked_cast(expression, from_type, data_type, message, fix) %}
-    {%- if from_type is not none and lakeplan_cast_is_lossless(from_type, data_type) -%}
-        {{ return(expression if lakeplan_normal_type(from_type) == lakeplan_normal_type(data_type)
+    {%- if from_type is not none and lakeplan.lakeplan_cast_is_lossless(from_type, data_type) -%}
+        {{ return(expression if lakeplan.lakeplan_normal_type(from_type) == lakeplan.lakeplan_normal_type(data_type)
             else 'cast(' ~ expression ~ ' as ' ~ data_type ~ ')') }}
     {%- endif -%}
     {{ return('coalesce(try_cast(' ~ expression ~ ' as ' ~ data_type ~ '), case when ' ~ expression
-        ~ ' is not null then ' ~ lakeplan_raise_value_error(message, expression, data_type, fix) ~ ' end)') }}
+        ~ ' is not null then ' ~ lakeplan.lakeplan_raise_value_error(message, expression, data_type, fix) ~ ' end)') }}
 {% endmacro %}
 
 {#- raise_error with lakeplan's one-line message: `message`, the value, the type it does not fit, and `fix`. -#}
 {% macro lakeplan_raise_value_error(message, value_sql, data_type, fix) %}
-    {{ return('raise_error(concat(' ~ lakeplan_string_literal('lakeplan: ' ~ message ~ ' ')
+    {{ return('raise_error(concat(' ~ lakeplan.lakeplan_string_literal('lakeplan: ' ~ message ~ ' ')
         ~ ', coalesce(cast(' ~ value_sql ~ ' as string), \'NULL\'), '
-        ~ lakeplan_string_literal(', which ' ~ data_type ~ ' cannot hold; nothing was written. Fix: ' ~ fix) ~ '))') }}
+        ~ lakeplan.lakeplan_string_literal(', which ' ~ data_type ~ ' cannot hold; nothing was written. Fix: ' ~ fix) ~ '))') }}
 {% endmacro %}
 
 {#- A type name as Spark prints it: lower case, no spaces, aliases resolved (`integer` -> `int`). -#}
@@ -31,13 +31,13 @@
 {#- Whether every value of `from_type` has a value in `to_type` (so the cast never yields NULL): the same type,
     a NULL literal, anything atomic into string, or a widening of integers, decimals, floats and dates. -#}
 {% macro lakeplan_cast_is_lossless(from_type, to_type) %}
-    {%- set source, target = lakeplan_normal_type(from_type), lakeplan_normal_type(to_type) -%}
+    {%- set source, target = lakeplan.lakeplan_normal_type(from_type), lakeplan.lakeplan_normal_type(to_type) -%}
     {%- set digits = {'tinyint': 3, 'smallint': 5, 'int': 10, 'bigint': 19} -%}
     {%- set source_decimal = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', source) -%}
     {%- set target_decimal = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', target) -%}
     {%- if source == target or source == 'void' -%}{{ return(true) }}
     {%- elif target == 'string' -%}
-        {{ return(lakeplan_type_family(source) in ['numeric', 'string', 'boolean', 'date', 'timestamp']) }}
+        {{ return(lakeplan.lakeplan_type_family(source) in ['numeric', 'string', 'boolean', 'date', 'timestamp']) }}
     {%- elif source in digits and target in digits -%}{{ return(digits[source] <= digits[target]) }}
     {%- elif source in digits and target_decimal -%}
         {{ return(digits[source] <= (target_decimal.group(1) | int) - (target_decimal.group(2) | int)) }}

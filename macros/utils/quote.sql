@@ -6,6 +6,6 @@
 {#- The quoted names joined by commas, for column lists and hint keys. -#}
 {% macro lakeplan_quote_list(names) %}
     {% set quoted = [] %}
-    {% for name in names %}{% do quoted.append(lakeplan_quote(name)) %}{% endfor %}
+    {% for name in names %}{% do quoted.append(lakeplan.lakeplan_quote(name)) %}{% endfor %}
     {{ return(quoted | join(', ')) }}
 {% endmacro %}

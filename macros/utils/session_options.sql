@@ -12,7 +12,7 @@
         {%- set current = run_query('set ' ~ key).columns[1].values()[0] -%}
         {%- do previous.update({key: none if current == '<undefined>' else current}) -%}
         {%- if value is none -%}
-            {%- do lakeplan_execute('reset ' ~ key) -%}
+            {%- do lakeplan.lakeplan_execute('reset ' ~ key) -%}
         {%- else -%}
             {%- do run_query('set ' ~ key ~ '=' ~ value) -%}
         {%- endif -%}

@@ -49,9 +49,10 @@ def condensed(message: str) -> str:
     return SQLSTATE.sub("", ERROR_WRAPPING.sub("", text, count=1)) or message
 
 
-def quote(identifier: str) -> str:
-    """A Spark identifier for any name: backticks around it, a backtick inside doubled."""
-    return "`{}`".format(identifier.replace("`", "``"))
+def quote(identifier: object) -> str:
+    """A Spark identifier for any name: backticks around it, a backtick inside doubled. Like dbt-spark's own
+    quote, it takes any value (Spark's `database` is None, which dbt's adapter tests quote)."""
+    return "`{}`".format(str(identifier).replace("`", "``"))
 
 
 def _condense_errors(handler):

@@ -108,3 +108,11 @@ def test_editing_a_seed_value_updates_customer_360_without_a_state_mismatch(buil
         seed.write_text(original)
         example.run("build", "-s", "market_segments+")
     assert [row[0] for row in spark.sql(owners).collect()] == ["industrial team"]
+
+
+def test_a_command_that_reads_no_tpch_source_stages_none(example, spark):
+    spark.sql("drop table if exists tpch.region")
+    example.run("run", "--select", "stg_customer_order_status_changes")
+    assert not spark.catalog.tableExists("tpch.region")  # the example's on-run-start hook ran no statement for it
+    example.run("run", "--select", "stg_region")
+    assert spark.sql("select count(*) from tpch.region").first()[0] == 5

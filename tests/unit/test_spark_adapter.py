@@ -42,3 +42,8 @@ def test_a_failed_task_shows_its_sentence_without_the_java_stack():
 def test_an_error_without_a_java_stack_is_kept_whole():
     analysis = "[TABLE_OR_VIEW_NOT_FOUND] The table or view `x` cannot be found.; line 1 pos 14"
     assert condensed(analysis) == analysis
+
+
+def test_none_is_quoted_as_stock_dbt_spark_quotes_it():
+    # Spark's `database` is None; dbt's adapter tests quote it (dbt-spark gives `None`, no error).
+    assert quote(None) == "`None`"

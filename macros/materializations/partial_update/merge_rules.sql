@@ -28,9 +28,9 @@
         {%- set signed = 'case when lakeplan_live then ' ~ name ~ ' when lakeplan_retract then -' ~ name ~ ' end'
             if changelog else name -%}
         {%- set total = 'coalesce(try_sum(' ~ signed ~ '), case when count(' ~ signed ~ ') > 0 then '
-            ~ lakeplan_raise_value_error(overflow.message ~ ': the sum of this run\'s values for key', overflow.key,
-                lakeplan_sum_type(data_type), overflow.fix) ~ ' end)' -%}
-        {{ return(lakeplan_checked_cast(total, lakeplan_sum_type(data_type), data_type,
+            ~ lakeplan.lakeplan_raise_value_error(overflow.message ~ ': the sum of this run\'s values for key', overflow.key,
+                lakeplan.lakeplan_sum_type(data_type), overflow.fix) ~ ' end)' -%}
+        {{ return(lakeplan.lakeplan_checked_cast(total, lakeplan.lakeplan_sum_type(data_type), data_type,
             overflow.message ~ ': this run\'s sum', overflow.fix)) }}
     {%- elif rule in ['min', 'max', 'bool_or', 'bool_and'] -%}{{ return(rule ~ '(' ~ live_value ~ ')') }}
     {%- elif rule == 'append' -%}{{ return('case when ' ~ any_value ~ ' then flatten(' ~ in_order ~ ') end') }}
@@ -48,7 +48,7 @@
             ~ '\' for key \', ' ~ overflow.key ~ ')' -%}
         {{ return('case when ' ~ change ~ ' is null then ' ~ stored ~ ' when ' ~ stored ~ ' is null then ' ~ change
             ~ ' else coalesce(try_cast(try_add(' ~ stored ~ ', ' ~ change ~ ') as ' ~ data_type ~ '), '
-            ~ lakeplan_raise_value_error(overflow.message ~ ' would become', addition, data_type, overflow.fix) ~ ') end') }}
+            ~ lakeplan.lakeplan_raise_value_error(overflow.message ~ ' would become', addition, data_type, overflow.fix) ~ ') end') }}
     {%- endif -%}
     {%- set both = {
         'bool_or': stored ~ ' or ' ~ change,
@@ -70,8 +70,8 @@
 {#- Whether a stored row takes this run's values for a sequence group: a non-NULL version at least the
     stored one (Paimon's sequence-group). -#}
 {% macro lakeplan_sequence_group_accepts(sequence) %}
-    {%- set change = 'lakeplan_change.' ~ lakeplan_quote(sequence) -%}
-    {%- set stored = 'lakeplan_table.' ~ lakeplan_quote(sequence) -%}
+    {%- set change = 'lakeplan_change.' ~ lakeplan.lakeplan_quote(sequence) -%}
+    {%- set stored = 'lakeplan_table.' ~ lakeplan.lakeplan_quote(sequence) -%}
     {{ return(change ~ ' is not null and (' ~ stored ~ ' is null or ' ~ change ~ ' >= ' ~ stored ~ ')') }}
 {% endmacro %}
 
@@ -79,7 +79,7 @@
     columns) and the fix. -#}
 {% macro lakeplan_merge_rule_overflow(spec, column, prefix) %}
     {%- set keys = [] -%}
-    {%- for key in spec.unique_key -%}{%- do keys.append(prefix ~ lakeplan_quote(key)) -%}{%- endfor -%}
+    {%- for key in spec.unique_key -%}{%- do keys.append(prefix ~ lakeplan.lakeplan_quote(key)) -%}{%- endfor -%}
     {{ return({
         'message': '`' ~ spec.model ~ '`.`' ~ column.name ~ '` (merge rule ' ~ spec.rules.get(column.name | lower) ~ ')',
         'key': 'to_json(struct(' ~ keys | join(', ') ~ '))',
@@ -89,9 +89,10 @@
 
 {#- The type Spark's sum() returns for a column of `data_type`. -#}
 {% macro lakeplan_sum_type(data_type) %}
-    {%- set type = lakeplan_normal_type(data_type) -%}
+    {%- set type = lakeplan.lakeplan_normal_type(data_type) -%}
     {%- set decimal = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', type) -%}
-    {%- if decimal -%}{{ return('decimal(' ~ [38, (decimal.group(1) | int) + 10] | min ~ ',' ~ decimal.group(2) ~ ')') }}
+    {%- if decimal -%}
+        {{ return('decimal(' ~ [38, (decimal.group(1) | int) + 10] | min ~ ',' ~ decimal.group(2) ~ ')') }}
     {%- elif type in ['float', 'double'] -%}{{ return('double') }}
     {%- endif -%}
     {{ return('bigint') }}

@@ -2,30 +2,30 @@
     formed is one statement and one Iceberg commit: UNION ALL of the members -> collapse -> MERGE.
     Every member and the overlaps between them are checked before anything is written. -#}
 {% materialization partial_update, adapter='spark' %}
-    {%- set spec = lakeplan_validate_get_partial_update_spec() -%}
+    {%- set spec = lakeplan.lakeplan_validate_get_partial_update_spec() -%}
     {%- set target_relation = this.incorporate(type='table') -%}
     {%- set existing_relation = load_relation(this) -%}
 
     {%- set plans = [] -%}
     {%- for group in spec.groups -%}
-        {%- do plans.append(lakeplan_partial_update_plan(group, spec)) -%}
+        {%- do plans.append(lakeplan.lakeplan_partial_update_plan(group, spec)) -%}
     {%- endfor -%}
-    {%- do lakeplan_validate_partial_update_overlaps(plans, spec) -%}
+    {%- do lakeplan.lakeplan_validate_partial_update_overlaps(plans, spec) -%}
 
     {{ run_hooks(pre_hooks) }}
 
-    {%- set creates = existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
+    {%- set creates = existing_relation is none or existing_relation.is_view or lakeplan.should_full_refresh() -%}
     {%- if creates and existing_relation is not none and existing_relation.is_view -%}
         {%- do adapter.drop_relation(existing_relation) -%}
     {%- endif -%}
     {%- if creates and not plans -%}
-        {%- call statement('main') -%}{{ lakeplan_partial_update_create_sql(target_relation, spec) }}{%- endcall -%}
+        {%- call statement('main') -%}{{ lakeplan.lakeplan_partial_update_create_sql(target_relation, spec) }}{%- endcall -%}
     {%- endif -%}
 
-    {%- do spec.update({'tombstones': lakeplan_partial_update_tombstones(target_relation, plans, spec, creates)}) -%}
+    {%- do spec.update({'tombstones': lakeplan.lakeplan_partial_update_tombstones(target_relation, plans, spec, creates)}) -%}
     {#- the first group's write creates the table (CREATE TABLE AS SELECT): a failed first run leaves none -#}
     {%- for plan in plans -%}
-        {%- do lakeplan_partial_update_write(target_relation, plan, spec,
+        {%- do lakeplan.lakeplan_partial_update_write(target_relation, plan, spec,
             'main' if loop.last else 'write_group_' ~ loop.index, creates and loop.first) -%}
     {%- endfor -%}
 

@@ -6,12 +6,12 @@
     {%- set members = [] -%}
     {%- set sequence_types = [] -%}
     {%- for member in group.members -%}
-        {%- set view = lakeplan_temp_view('member_' ~ member.name) -%}
+        {%- set view = lakeplan.lakeplan_temp_view('member_' ~ member.name) -%}
         {%- call statement('stage_member_' ~ member.name) -%}
             create or replace temporary view {{ view }} as {{ with_clause }}select * from {{ ref(member.name) }}
         {%- endcall -%}
         {%- set columns = adapter.get_columns_in_relation(view) -%}
-        {%- do lakeplan_validate_partial_update_member(member, columns, spec) -%}
+        {%- do lakeplan.lakeplan_validate_partial_update_member(member, columns, spec) -%}
         {#- the op column is never data; the sequence column is written where the target has it -#}
         {%- set target_columns = spec.columns | map(attribute='name') | map('lower') | list -%}
         {%- set written, types = [], {} -%}
@@ -42,19 +42,20 @@
     created by this write (first run, --full-refresh), in one atomic CREATE TABLE AS SELECT, so a write that
     fails leaves no table, or the table as it was. -#}
 {% macro lakeplan_partial_update_write(target, plan, spec, statement_name, creates) %}
-    {%- set source = '(\n' ~ lakeplan_sink_distribution_by(lakeplan_partial_update_collapse_sql(plan, spec),
+    {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(plan, spec) -%}
+    {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed,
         plan.group.parallelism, spec.unique_key) ~ '\n)' -%}
-    {%- set previous = lakeplan_set_session_options(plan.group.write_options) -%}
+    {%- set previous = lakeplan.lakeplan_set_session_options(plan.group.write_options) -%}
     {%- call statement(statement_name) -%}
         {%- if creates -%}
-            {{ lakeplan_partial_update_create_sql(target, spec, lakeplan_partial_update_created_rows(source, plan, spec)) }}
+            {{ lakeplan.lakeplan_partial_update_create_sql(target, spec, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec)) }}
         {%- elif plan.group.write_mode == 'overwrite' -%}
-            {{ lakeplan_partial_update_overwrite_sql(target, source, plan, spec) }}
+            {{ lakeplan.lakeplan_partial_update_overwrite_sql(target, source, plan, spec) }}
         {%- else -%}
-            {{ lakeplan_partial_update_merge_sql(target, source, plan, spec) }}
+            {{ lakeplan.lakeplan_partial_update_merge_sql(target, source, plan, spec) }}
         {%- endif -%}
     {%- endcall -%}
-    {%- do lakeplan_set_session_options(previous) -%}
+    {%- do lakeplan.lakeplan_set_session_options(previous) -%}
 {% endmacro %}
 
 {#- The target table with its declared columns and types: empty (a DDL: no snapshot of its own), or holding
@@ -62,7 +63,7 @@
 {% macro lakeplan_partial_update_create_sql(relation, spec, rows=none) %}
     {%- set columns = [] -%}
     {%- for column in spec.columns -%}
-        {%- do columns.append(lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
+        {%- do columns.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
     {%- endfor %}
     create or replace table {{ relation }} {% if rows is none %}({{ columns | join(', ') }}){% endif %}
     {{ file_format_clause() }}
@@ -79,21 +80,23 @@
     collapsed values, a static partition's value, NULL for the columns the group does not write. -#}
 {% macro lakeplan_partial_update_created_rows(source, plan, spec) %}
     {%- set static = {} -%}
-    {%- for name, value in plan.group.static_partition.items() -%}{%- do static.update({name | lower: value}) -%}{%- endfor -%}
+    {%- for name, value in plan.group.static_partition.items() -%}
+        {%- do static.update({name | lower: value}) -%}
+    {%- endfor -%}
     {%- set projections = [] -%}
     {%- for column in spec.columns -%}
         {%- set name = column.name | lower -%}
         {%- set sequence = spec.grouped.get(name) -%}
         {%- if name in static -%}
-            {%- set value = lakeplan_checked_cast(lakeplan_string_literal(static[name]), 'string', column.data_type,
+            {%- set value = lakeplan.lakeplan_checked_cast(lakeplan.lakeplan_string_literal(static[name]), 'string', column.data_type,
                 'static_partition of `' ~ spec.model ~ '` gives column `' ~ column.name ~ '` the value',
                 'give it a value of the column\'s type.') -%}
         {%- elif sequence is none or sequence in plan.written -%}
-            {%- set value = 'cast(lakeplan_change.' ~ lakeplan_quote(column.name) ~ ' as ' ~ column.data_type ~ ')' -%}
+            {%- set value = 'cast(lakeplan_change.' ~ lakeplan.lakeplan_quote(column.name) ~ ' as ' ~ column.data_type ~ ')' -%}
         {%- else -%}
             {%- set value = 'cast(null as ' ~ column.data_type ~ ')' -%}
         {%- endif -%}
-        {%- do projections.append(value ~ ' as ' ~ lakeplan_quote(column.name)) -%}
+        {%- do projections.append(value ~ ' as ' ~ lakeplan.lakeplan_quote(column.name)) -%}
     {%- endfor -%}
     {{ return('select ' ~ projections | join(', ') ~ '\nfrom ' ~ source ~ ' as lakeplan_change where lakeplan_alive') }}
 {% endmacro %}
@@ -109,16 +112,19 @@
     {%- set deletes = [] -%}
     {%- set keys, present = [], [] -%}
     {%- for column in spec.columns if column.name | lower in spec.unique_key | map('lower') | list -%}
-        {%- do keys.append('cast(' ~ lakeplan_quote(column.name) ~ ' as ' ~ column.data_type ~ ') as ' ~ lakeplan_quote(column.name)) -%}
-        {%- do present.append(lakeplan_quote(column.name) ~ ' is not null') -%}
+        {%- set name = lakeplan.lakeplan_quote(column.name) -%}
+        {%- do keys.append('cast(' ~ name ~ ' as ' ~ column.data_type ~ ') as ' ~ name) -%}
+        {%- do present.append(lakeplan.lakeplan_quote(column.name) ~ ' is not null') -%}
     {%- endfor -%}
     {%- for plan in plans if spec.on_delete == 'remove_record' -%}
         {%- for member in plan.members if member.config.op_column and member.config.sequence_by -%}
-            {%- do deletes.append('select ' ~ keys | join(', ') ~ ', cast(' ~ lakeplan_quote(member.config.sequence_by)
+            {%- set sequence = lakeplan.lakeplan_quote(member.config.sequence_by) -%}
+            {%- do deletes.append('select ' ~ keys | join(', ') ~ ', cast(' ~ sequence
                 ~ ' as ' ~ plan.sequence_type ~ ') as lakeplan_sequence from ' ~ member.view ~ ' where '
-                ~ lakeplan_quote(member.config.op_column) ~ " = '-D' and " ~ present | join(' and ')) -%}
+                ~ lakeplan.lakeplan_quote(member.config.op_column) ~ " = '-D' and " ~ present | join(' and ')) -%}
         {%- endfor -%}
     {%- endfor -%}
     {%- if not deletes -%}{{ return(none) }}{%- endif -%}
-    {{ return(lakeplan_write_tombstones(relation, deletes | join('\nunion all\n'), spec.unique_key, creates)) }}
+    {{ return(lakeplan.lakeplan_write_tombstones(
+        relation, deletes | join('\nunion all\n'), spec.unique_key, creates)) }}
 {% endmacro %}

@@ -12,23 +12,28 @@
         {%- for name in member.written -%}{%- do by_name.update({name | lower: name}) -%}{%- endfor -%}
         {%- set projections = [] -%}
         {%- set sends = 'member `' ~ member.config.name ~ '` of `' ~ spec.model ~ '` sends' -%}
-        {%- set fix = 'convert or filter the value in `' ~ member.config.name ~ '`, or widen the target column\'s data_type.' -%}
+        {%- set fix = 'convert or filter the value in `' ~ member.config.name
+            ~ '`, or widen the target column\'s data_type.' -%}
         {%- for column in spec.columns -%}
             {%- set source = by_name.get(column.name | lower) -%}
-            {%- set value = lakeplan_checked_cast(lakeplan_quote(source), member.types[source | lower], column.data_type,
+            {%- set value = lakeplan.lakeplan_checked_cast(
+                lakeplan.lakeplan_quote(source), member.types[source | lower], column.data_type,
                 sends ~ ' in column `' ~ column.name ~ '` the value', fix) if source
                 else 'cast(null as ' ~ column.data_type ~ ')' -%}
-            {%- do projections.append(value ~ ' as ' ~ lakeplan_quote(column.name)) -%}
+            {%- do projections.append(value ~ ' as ' ~ lakeplan.lakeplan_quote(column.name)) -%}
         {%- endfor -%}
         {%- set sequence = member.config.sequence_by -%}
-        {%- set sequence_value = lakeplan_checked_cast(lakeplan_quote(sequence), member.types[sequence | lower],
+        {%- set sequence_value = lakeplan.lakeplan_checked_cast(
+            lakeplan.lakeplan_quote(sequence), member.types[sequence | lower],
             plan.sequence_type, sends ~ ' in its sequence column `' ~ sequence ~ '` the value', fix) if sequence
             else 'cast(null as ' ~ plan.sequence_type ~ ')' -%}
         {%- do projections.append(
             "named_struct('sequence', " ~ sequence_value ~ ", 'member', " ~ loop.index ~ ') as lakeplan_order') -%}
-        {%- set op = lakeplan_quote(member.config.op_column) if member.config.op_column else 'cast(null as string)' -%}
+        {%- set op = lakeplan.lakeplan_quote(member.config.op_column) if member.config.op_column
+            else 'cast(null as string)' -%}
         {%- do projections.append(op ~ ' as lakeplan_op') -%}
-        {%- do projections.append(lakeplan_partial_update_row_check(member, spec) ~ ' as lakeplan_row_check') -%}
+        {%- set row_check = lakeplan.lakeplan_partial_update_row_check(member, spec) -%}
+        {%- do projections.append(row_check ~ ' as lakeplan_row_check') -%}
         {%- do branches.append('select ' ~ projections | join(',\n        ') ~ '\n    from ' ~ member.view) -%}
     {%- endfor -%}
     {{ return(branches | join('\n    union all\n    ')) }}
@@ -38,14 +43,16 @@
 {% macro lakeplan_partial_update_row_check(member, spec) %}
     {%- set where = ' in member `' ~ member.config.name ~ '` of `' ~ spec.model ~ '`' -%}
     {%- set null_keys = [] -%}
-    {%- for key in spec.unique_key -%}{%- do null_keys.append(lakeplan_quote(key) ~ ' is null') -%}{%- endfor -%}
+    {%- for key in spec.unique_key -%}
+        {%- do null_keys.append(lakeplan.lakeplan_quote(key) ~ ' is null') -%}
+    {%- endfor -%}
     {%- set checks = ['when ' ~ null_keys | join(' or ') ~ ' then raise_error('
-        ~ lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')' ~ where) ~ ')'] -%}
+        ~ lakeplan.lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')' ~ where) ~ ')'] -%}
     {%- if member.config.op_column -%}
-        {%- set op = lakeplan_quote(member.config.op_column) -%}
+        {%- set op = lakeplan.lakeplan_quote(member.config.op_column) -%}
         {%- do checks.append('when ' ~ op ~ ' is null or ' ~ op ~ " not in ('+I', '+U', '-U', '-D')"
             ~ " then raise_error(concat('Invalid changelog op ', coalesce(" ~ op ~ ", 'NULL'), "
-            ~ lakeplan_string_literal(where) ~ '))') -%}
+            ~ lakeplan.lakeplan_string_literal(where) ~ '))') -%}
     {%- endif -%}
     {{ return('case ' ~ checks | join(' ') ~ ' else true end') }}
 {% endmacro %}
@@ -54,7 +61,7 @@
     `lakeplan_deleted` / `lakeplan_alive` (remove_record: the key was deleted in this run / re-inserted after
     its last delete). Retractions (-U/-D) stay in the rows only where a `sum` takes them back. -#}
 {% macro lakeplan_partial_update_collapse_sql(plan, spec) %}
-    {%- set keys = lakeplan_quote_list(spec.unique_key) -%}
+    {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
     {%- set key_names = spec.unique_key | map('lower') | list -%}
     {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
     {%- set sums = [] -%}
@@ -63,11 +70,17 @@
     {%- set dropped_ops = [] if retracts else ['-U'] + ([] if removes else ['-D']) -%}
     {%- set after_delete = '(lakeplan_last_delete is null or lakeplan_order > lakeplan_last_delete)' -%}
     {%- set member_keys = [] -%}
-    {%- for key in spec.unique_key -%}{%- do member_keys.append('lakeplan_members.' ~ lakeplan_quote(key)) -%}{%- endfor -%}
+    {%- for key in spec.unique_key -%}
+        {%- do member_keys.append('lakeplan_members.' ~ lakeplan.lakeplan_quote(key)) -%}
+    {%- endfor -%}
     {%- set last_delete = "max(case when lakeplan_op = '-D' then lakeplan_order end)"
         ~ ' over (partition by ' ~ member_keys | join(', ') ~ ')' if removes else 'cast(null as ' ~ plan.order_type ~ ')' -%}
     {#- a sequenced row older than its key's last delete in an earlier run loses (an unsequenced row is newer) -#}
     {%- set tombstoned = spec.tombstones and plan.members | selectattr('config.sequence_by') | list -%}
+    {%- set tombstone_join = lakeplan.lakeplan_join_tombstones(spec.tombstones, 'lakeplan_members', spec.unique_key)
+        if tombstoned else '' -%}
+    {%- set tombstone_filter = " and (lakeplan_op = '-D' or lakeplan_order.sequence is null or "
+        ~ lakeplan.lakeplan_after_tombstone('lakeplan_order.sequence') ~ ')' if tombstoned else '' -%}
     {%- set sequenced = [] -%}
     {%- for member in plan.members if member.config.sequence_by -%}
         {%- do sequenced.extend(member.written | map('lower')) -%}
@@ -75,11 +88,11 @@
     {%- set aggregates, outputs = [], [] -%}
     {%- for column in spec.columns if column.name | lower not in key_names
         and spec.grouped.get(column.name | lower) not in plan.written -%}
-        {%- set name = lakeplan_quote(column.name) -%}
+        {%- set name = lakeplan.lakeplan_quote(column.name) -%}
         {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
         {%- set ordered = removes or column.name | lower in sequenced -%}
-        {%- set value = lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog,
-            lakeplan_merge_rule_overflow(spec, column, '')) -%}
+        {%- set value = lakeplan.lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog,
+            lakeplan.lakeplan_merge_rule_overflow(spec, column, '')) -%}
         {%- do aggregates.append(value ~ ' as ' ~ name) -%}
         {%- do outputs.append(name) -%}
     {%- endfor -%}
@@ -88,10 +101,10 @@
         {%- set struct_name = 'lakeplan_group_' ~ loop.index -%}
         {%- set fields = [] -%}
         {%- for name in [group.sequence] + group.columns -%}
-            {%- do fields.append("'v" ~ loop.index ~ "', " ~ lakeplan_quote(name)) -%}
-            {%- do outputs.append(struct_name ~ '.v' ~ loop.index ~ ' as ' ~ lakeplan_quote(name)) -%}
+            {%- do fields.append("'v" ~ loop.index ~ "', " ~ lakeplan.lakeplan_quote(name)) -%}
+            {%- do outputs.append(struct_name ~ '.v' ~ loop.index ~ ' as ' ~ lakeplan.lakeplan_quote(name)) -%}
         {%- endfor -%}
-        {%- set version = lakeplan_quote(group.sequence) -%}
+        {%- set version = lakeplan.lakeplan_quote(group.sequence) -%}
         {%- do aggregates.append('max_by(named_struct(' ~ fields | join(', ') ~ '), case when ' ~ version
             ~ " is not null and lakeplan_live then named_struct('version', " ~ version ~ ", 'order', lakeplan_order)"
             ~ ' end) as ' ~ struct_name) -%}
@@ -115,20 +128,13 @@
             from (
                 select lakeplan_members.*, {{ last_delete }} as lakeplan_last_delete
                 from (
-    {{ lakeplan_partial_update_union_sql(plan, spec) }}
-                ) as lakeplan_members
-                {%- if tombstoned %}
-                {{ lakeplan_join_tombstones(spec.tombstones, 'lakeplan_members', spec.unique_key) }}
-                {%- endif %}
-                where lakeplan_row_check {{ lakeplan_partial_update_dropped_ops(dropped_ops) }}
-                {%- if tombstoned %}
-                    and (lakeplan_op = '-D' or lakeplan_order.sequence is null
-                        or {{ lakeplan_after_tombstone('lakeplan_order.sequence') }})
-                {%- endif %}
+    {{ lakeplan.lakeplan_partial_update_union_sql(plan, spec) }}
+                ) as lakeplan_members {{ tombstone_join }}
+                where lakeplan_row_check {{ lakeplan.lakeplan_partial_update_dropped_ops(dropped_ops) }}{{ tombstone_filter }}
             ) as lakeplan_ordered
         ) as lakeplan_rows
         group by {{ keys }}
-        having {{ lakeplan_partial_update_duplicate_check(plan, spec) }}
+        having {{ lakeplan.lakeplan_partial_update_duplicate_check(plan, spec) }}
     ) as lakeplan_collapsed
 {% endmacro %}
 
@@ -166,10 +172,11 @@
             'size(collect_set(case when ' ~ mine ~ ' then lakeplan_order end)) < count_if(' ~ mine ~ ')') -%}
     {%- endif -%}
     {%- if not counts -%}{{ return('true') }}{%- endif -%}
-    {%- set message = lakeplan_string_literal('Duplicate rows for one key and one sequence value in a member of `'
+    {%- set message = lakeplan.lakeplan_string_literal(
+        'Duplicate rows for one key and one sequence value in a member of `'
         ~ spec.model ~ '` (key ') -%}
     {{ return('case when ' ~ counts | join(' or ') ~ ' then raise_error(concat(' ~ message
-        ~ ', to_json(struct(' ~ lakeplan_quote_list(spec.unique_key) ~ ")), ')')) else true end") }}
+        ~ ', to_json(struct(' ~ lakeplan.lakeplan_quote_list(spec.unique_key) ~ ")), ')')) else true end") }}
 {% endmacro %}
 
 {#- The MERGE of one group: only the group's columns change, each by its merge rule or sequence group;
@@ -178,24 +185,25 @@
     {%- set matches = [] -%}
     {%- for key in spec.unique_key -%}
         {%- do matches.append(
-            'lakeplan_table.' ~ lakeplan_quote(key) ~ ' = lakeplan_change.' ~ lakeplan_quote(key)) -%}
+            'lakeplan_table.' ~ lakeplan.lakeplan_quote(key) ~ ' = lakeplan_change.' ~ lakeplan.lakeplan_quote(key)) -%}
     {%- endfor -%}
     {%- set keys = spec.unique_key | map('lower') | list -%}
     {%- set keep, replace, names, values = [], [], [], [] -%}
     {%- for column in spec.columns -%}
-        {%- set name = lakeplan_quote(column.name) -%}
+        {%- set name = lakeplan.lakeplan_quote(column.name) -%}
         {%- set change, stored = 'lakeplan_change.' ~ name, 'lakeplan_table.' ~ name -%}
         {%- set sequence = spec.grouped.get(column.name | lower) -%}
         {%- do names.append(name) -%}
         {%- do values.append(change) -%}
         {%- do replace.append(name ~ ' = ' ~ change) -%}
         {%- if sequence in plan.written -%}
-            {%- do keep.append(name ~ ' = case when ' ~ lakeplan_sequence_group_accepts(sequence) ~ ' then ' ~ change
+            {%- do keep.append(name ~ ' = case when ' ~ lakeplan.lakeplan_sequence_group_accepts(sequence) ~ ' then ' ~ change
                 ~ ' else ' ~ stored ~ ' end') -%}
         {%- elif column.name | lower in plan.written and column.name | lower not in keys -%}
             {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
-            {%- do keep.append(name ~ ' = ' ~ lakeplan_merge_rule_combine(rule, stored, change, column.data_type,
-                lakeplan_merge_rule_overflow(spec, column, 'lakeplan_table.'))) -%}
+            {%- do keep.append(name ~ ' = ' ~ lakeplan.lakeplan_merge_rule_combine(
+                rule, stored, change, column.data_type,
+                lakeplan.lakeplan_merge_rule_overflow(spec, column, 'lakeplan_table.'))) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- set clauses = [] -%}
@@ -218,11 +226,11 @@
     {%- set fixed = static.keys() | map('lower') | list -%}
     {%- set partition = [] -%}
     {%- for name, value in static.items() -%}
-        {%- do partition.append(lakeplan_quote(name) ~ ' = ' ~ lakeplan_string_literal(value)) -%}
+        {%- do partition.append(lakeplan.lakeplan_quote(name) ~ ' = ' ~ lakeplan.lakeplan_string_literal(value)) -%}
     {%- endfor -%}
     {%- set written = [] -%}
     {%- for name in spec.columns | map(attribute='name') if name | lower not in fixed -%}
-        {%- do written.append(lakeplan_quote(name)) -%}
+        {%- do written.append(lakeplan.lakeplan_quote(name)) -%}
     {%- endfor -%}
     {%- set partition_clause = ' partition (' ~ partition | join(', ') ~ ')' if partition else '' -%}
     {{ return('insert overwrite ' ~ target ~ partition_clause ~ '\nselect ' ~ written | join(', ')

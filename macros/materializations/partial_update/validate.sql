@@ -29,10 +29,10 @@
     {{ return({
         'owner': owner,
         'model': model.name,
-        'unique_key': lakeplan_name_list(config.get('unique_key'), owner, 'unique_key'),
+        'unique_key': lakeplan.lakeplan_name_list(config.get('unique_key'), owner, 'unique_key'),
         'columns': columns,
         'on_delete': on_delete,
-        'groups': lakeplan_partial_update_groups(),
+        'groups': lakeplan.lakeplan_partial_update_groups(),
         'rules': merge.get('rules', {}),
         'order_independent': merge.get('order_independent', []),
         'sequence_groups': merge.get('sequence_groups', []),
@@ -66,14 +66,14 @@
             ~ fix ~ 'set `partial_update_on_delete: ignore` (drop -D/-U rows) or `remove_record` (a -D removes '
             ~ 'the row) on `' ~ spec.model ~ '`.') -%}
     {%- endif -%}
-    {%- for column in columns if column.name | lower not in lakeplan_member_control_columns(member) -%}
+    {%- for column in columns if column.name | lower not in lakeplan.lakeplan_member_control_columns(member) -%}
         {%- set target_type = target_types.get(column.name | lower) -%}
         {%- if target_type is none -%}
             {%- do exceptions.raise_compiler_error(
                 'Member `' ~ member.name ~ '` selects `' ~ column.name ~ '`, which is not a column of ' ~ spec.owner
                 ~ '.\nIts columns: ' ~ target_types.keys() | join(', ') ~ '.'
                 ~ fix ~ 'rename it to a target column, drop it, or declare it in `' ~ spec.model ~ '`\'s YAML.') -%}
-        {%- elif not lakeplan_can_cast(column.dtype, target_type) -%}
+        {%- elif not lakeplan.lakeplan_can_cast(column.dtype, target_type) -%}
             {%- do exceptions.raise_compiler_error(
                 'Member `' ~ member.name ~ '` writes `' ~ column.name ~ '` as ' ~ column.dtype ~ ', which Spark cannot '
                 ~ 'cast to the target\'s ' ~ target_type ~ ' (' ~ spec.owner ~ ').'
@@ -119,8 +119,8 @@
 
 {#- Whether Spark (non-ANSI) casts `from_type` to `to_type`, by type family. -#}
 {% macro lakeplan_can_cast(from_type, to_type) %}
-    {%- set source = lakeplan_type_family(from_type) -%}
-    {%- set target = lakeplan_type_family(to_type) -%}
+    {%- set source = lakeplan.lakeplan_type_family(from_type) -%}
+    {%- set target = lakeplan.lakeplan_type_family(to_type) -%}
     {%- set casts = {
         'numeric': ['numeric', 'boolean', 'timestamp', 'string'],
         'string': ['string', 'numeric', 'boolean', 'date', 'timestamp', 'binary'],

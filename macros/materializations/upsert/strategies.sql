@@ -5,11 +5,17 @@
     Rows with an unknown op or a NULL key stop the statement, and with it the whole write.
     `columns`: the query's columns, op column included. -#}
 {% macro lakeplan_changelog_latest_sql(sql, spec, columns, tombstones=none) %}
-    {%- set op = lakeplan_quote(spec.op_column) -%}
-    {%- set keys = lakeplan_quote_list(spec.unique_key) -%}
-    {%- set sequence = lakeplan_quote(spec.sequence_by) if spec.sequence_by else 'null' -%}
+    {%- set op = lakeplan.lakeplan_quote(spec.op_column) -%}
+    {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
+    {%- set sequence = lakeplan.lakeplan_quote(spec.sequence_by) if spec.sequence_by else 'null' -%}
     {%- set projections = [] -%}
-    {%- for column in columns -%}{%- do projections.append('lakeplan_ranked.' ~ lakeplan_quote(column)) -%}{%- endfor %}
+    {%- for column in columns -%}
+        {%- do projections.append('lakeplan_ranked.' ~ lakeplan.lakeplan_quote(column)) -%}
+    {%- endfor -%}
+    {%- set tombstone_join = lakeplan.lakeplan_join_tombstones(tombstones, 'lakeplan_ranked', spec.unique_key)
+        if tombstones else '' -%}
+    {%- set tombstone_filter = ' and (lakeplan_ranked.' ~ op ~ " = '-D' or "
+        ~ lakeplan.lakeplan_after_tombstone('lakeplan_ranked.' ~ sequence) ~ ')' if tombstones else '' %}
     select {{ projections | join(', ') }}
     from (
         select
@@ -18,66 +24,65 @@
                 partition by {{ keys }}
                 order by {{ sequence }} desc nulls last, case when {{ op }} = '-D' then 0 else 1 end, to_json(struct(*)) desc
             ) as lakeplan_rank
-        from ({{ lakeplan_changelog_checked_sql(sql, spec) }}) as lakeplan_checked
+        from ({{ lakeplan.lakeplan_changelog_checked_sql(sql, spec) }}) as lakeplan_checked
         where {{ op }} != '-U'
-    ) as lakeplan_ranked
-    {%- if tombstones %}
-    {{ lakeplan_join_tombstones(tombstones, 'lakeplan_ranked', spec.unique_key) }}
-    {%- endif %}
-    where lakeplan_ranked.lakeplan_rank = 1
-    {%- if tombstones %}
-        and (lakeplan_ranked.{{ op }} = '-D' or {{ lakeplan_after_tombstone('lakeplan_ranked.' ~ sequence) }})
-    {%- endif %}
+    ) as lakeplan_ranked {{ tombstone_join }}
+    where lakeplan_ranked.lakeplan_rank = 1{{ tombstone_filter }}
 {% endmacro %}
 
 {#- The changelog's rows, each checked: an unknown op or a NULL key stops the statement. -#}
 {% macro lakeplan_changelog_checked_sql(sql, spec) %}
-    {%- set op = lakeplan_quote(spec.op_column) -%}
+    {%- set op = lakeplan.lakeplan_quote(spec.op_column) -%}
     {%- set null_keys = [] -%}
-    {%- for key in spec.unique_key -%}{%- do null_keys.append(lakeplan_quote(key) ~ ' is null') -%}{%- endfor -%}
-{%- set context = lakeplan_string_literal(' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)') %}
+    {%- for key in spec.unique_key -%}
+        {%- do null_keys.append(lakeplan.lakeplan_quote(key) ~ ' is null') -%}
+    {%- endfor -%}
+{%- set context = lakeplan.lakeplan_string_literal(
+    ' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)') %}
     select *
     from ({{ sql }}) as lakeplan_changelog
     where case
         when {{ op }} is null or {{ op }} not in ('+I', '+U', '-U', '-D')
             then raise_error(concat('Invalid changelog op ', coalesce(concat('\'', {{ op }}, '\''), 'NULL'), {{ context }}, ': expected +I, +U, -U or -D'))
         when {{ null_keys | join(' or ') }}
-            then raise_error(concat({{ lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')') }}, {{ context }}))
+            then raise_error(concat({{ lakeplan.lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')') }}, {{ context }}))
         else true
     end
 {% endmacro %}
 
 {#- This run's deletes for the tombstones: the key and the sequence of every checked -D row. -#}
 {% macro lakeplan_changelog_deletes_sql(sql, spec) %}
-    select {{ lakeplan_quote_list(spec.unique_key) }}, {{ lakeplan_quote(spec.sequence_by) }} as lakeplan_sequence
-    from ({{ lakeplan_changelog_checked_sql(sql, spec) }}) as lakeplan_checked
-    where {{ lakeplan_quote(spec.op_column) }} = '-D'
+    select {{ lakeplan.lakeplan_quote_list(spec.unique_key) }}, {{ lakeplan.lakeplan_quote(spec.sequence_by) }} as lakeplan_sequence
+    from ({{ lakeplan.lakeplan_changelog_checked_sql(sql, spec) }}) as lakeplan_checked
+    where {{ lakeplan.lakeplan_quote(spec.op_column) }} = '-D'
 {% endmacro %}
 
 {#- One MERGE that applies the latest changes: a change replaces or deletes the stored row only when it
     is not older than it (late rows lose); a -D for a key the table lacks does nothing. -#}
 {% macro lakeplan_upsert_merge_sql(target, changes, spec, columns) %}
-    {%- set op = 'lakeplan_change.' ~ lakeplan_quote(spec.op_column) -%}
+    {%- set op = 'lakeplan_change.' ~ lakeplan.lakeplan_quote(spec.op_column) -%}
     {%- set matches = [] -%}
     {%- for key in spec.unique_key -%}
-        {%- do matches.append('lakeplan_table.' ~ lakeplan_quote(key) ~ ' = lakeplan_change.' ~ lakeplan_quote(key)) -%}
+        {%- do matches.append(
+            'lakeplan_table.' ~ lakeplan.lakeplan_quote(key) ~ ' = lakeplan_change.' ~ lakeplan.lakeplan_quote(key)) -%}
     {%- endfor -%}
     {%- if spec.sequence_by -%}
-        {%- set stored = 'lakeplan_table.' ~ lakeplan_quote(spec.sequence_by) -%}
-        {%- set not_older = '(' ~ stored ~ ' is null or lakeplan_change.' ~ lakeplan_quote(spec.sequence_by) ~ ' >= ' ~ stored ~ ')' -%}
+        {%- set stored = 'lakeplan_table.' ~ lakeplan.lakeplan_quote(spec.sequence_by) -%}
+        {%- set not_older = '(' ~ stored ~ ' is null or lakeplan_change.' ~ lakeplan.lakeplan_quote(spec.sequence_by) ~ ' >= ' ~ stored ~ ')' -%}
     {%- else -%}
         {%- set not_older = 'true' -%}
     {%- endif -%}
     {%- set assignments = [] -%}
     {%- set values = [] -%}
 {%- for column in columns -%}
-    {%- do assignments.append(lakeplan_quote(column) ~ ' = lakeplan_change.' ~ lakeplan_quote(column)) -%}
-    {%- do values.append('lakeplan_change.' ~ lakeplan_quote(column)) -%}
+    {%- do assignments.append(
+        lakeplan.lakeplan_quote(column) ~ ' = lakeplan_change.' ~ lakeplan.lakeplan_quote(column)) -%}
+    {%- do values.append('lakeplan_change.' ~ lakeplan.lakeplan_quote(column)) -%}
 {%- endfor %}
     merge into {{ target }} as lakeplan_table
     using {{ changes }} as lakeplan_change
     on {{ matches | join(' and ') }}
     when matched and {{ op }} = '-D' and {{ not_older }} then delete
     when matched and {{ op }} != '-D' and {{ not_older }} then update set {{ assignments | join(', ') }}
-    when not matched and {{ op }} != '-D' then insert ({{ lakeplan_quote_list(columns) }}) values ({{ values | join(', ') }})
+    when not matched and {{ op }} != '-D' then insert ({{ lakeplan.lakeplan_quote_list(columns) }}) values ({{ values | join(', ') }})
 {% endmacro %}

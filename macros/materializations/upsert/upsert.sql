@@ -2,39 +2,39 @@
     the latest change per key by `sequence_by` wins, -D deletes, -U is ignored, late rows never overwrite
     newer ones. One statement per run: a CREATE on the first run (or --full-refresh), else one MERGE. -#}
 {% materialization upsert, adapter='spark' %}
-    {%- set spec = lakeplan_validate_get_upsert_spec() -%}
+    {%- set spec = lakeplan.lakeplan_validate_get_upsert_spec() -%}
     {%- set target_relation = this.incorporate(type='table') -%}
     {%- set existing_relation = load_relation(this) -%}
-    {%- set changes_relation = lakeplan_temp_view('changes') -%}
+    {%- set changes_relation = lakeplan.lakeplan_temp_view('changes') -%}
 
     {%- set query_columns = get_columns_in_query(compiled_code) -%}
-    {%- do lakeplan_validate_upsert_columns(spec, query_columns) -%}
+    {%- do lakeplan.lakeplan_validate_upsert_columns(spec, query_columns) -%}
     {%- set columns = query_columns | reject('equalto', spec.op_column) | list -%}
 
     {{ run_hooks(pre_hooks) }}
 
-    {%- set creates = existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
+    {%- set creates = existing_relation is none or existing_relation.is_view or lakeplan.should_full_refresh() -%}
     {#- deletes are remembered (tombstones) where a sequence can tell a late row from a newer one -#}
-    {%- set tombstones = lakeplan_write_tombstones(target_relation,
-        lakeplan_changelog_deletes_sql(compiled_code, spec), spec.unique_key, creates) if spec.sequence_by else none -%}
+    {%- set tombstones = lakeplan.lakeplan_write_tombstones(target_relation,
+        lakeplan.lakeplan_changelog_deletes_sql(compiled_code, spec), spec.unique_key, creates) if spec.sequence_by else none -%}
     {%- call statement('stage_changes') -%}
         create or replace temporary view {{ changes_relation }} as
-        {{ lakeplan_changelog_latest_sql(compiled_code, spec, query_columns, tombstones) }}
+        {{ lakeplan.lakeplan_changelog_latest_sql(compiled_code, spec, query_columns, tombstones) }}
     {%- endcall -%}
 
     {%- if creates -%}
         {#- Iceberg's `create or replace table` swaps the table atomically; only a view must go first -#}
         {%- if existing_relation is not none and existing_relation.is_view -%}{%- do adapter.drop_relation(existing_relation) -%}{%- endif -%}
         {%- set initial_rows -%}
-            select {{ lakeplan_quote_list(columns) }} from {{ changes_relation }}
-            where {{ lakeplan_quote(spec.op_column) }} != '-D'
+            select {{ lakeplan.lakeplan_quote_list(columns) }} from {{ changes_relation }}
+            where {{ lakeplan.lakeplan_quote(spec.op_column) }} != '-D'
         {%- endset -%}
         {%- call statement('main') -%}
             {{ create_table_as(False, target_relation, initial_rows) }}
         {%- endcall -%}
     {%- else -%}
         {%- call statement('main') -%}
-            {{ lakeplan_upsert_merge_sql(target_relation, changes_relation, spec, columns) }}
+            {{ lakeplan.lakeplan_upsert_merge_sql(target_relation, changes_relation, spec, columns) }}
         {%- endcall -%}
     {%- endif -%}
 

@@ -1,7 +1,7 @@
 {#- The validated settings of an `upsert` model: {unique_key: [..], sequence_by, op_column}. -#}
 {% macro lakeplan_validate_get_upsert_spec() %}
     {%- set owner = 'model `' ~ model.name ~ '`' -%}
-    {%- set unique_key = lakeplan_name_list(config.get('unique_key'), owner, 'unique_key') -%}
+    {%- set unique_key = lakeplan.lakeplan_name_list(config.get('unique_key'), owner, 'unique_key') -%}
     {%- if not unique_key -%}
         {%- set missing_key_msg -%}
 {{ owner }} is materialized as `upsert` but has no `unique_key`.
@@ -30,7 +30,7 @@ Fix: add `unique_key` (the changelog source's primary_key) to the model's config
 {% macro lakeplan_validate_upsert_columns(spec, columns) %}
     {%- set needed = [('unique_key', spec.unique_key), ('op_column', [spec.op_column])]
         + ([('sequence_by', [spec.sequence_by])] if spec.sequence_by else []) -%}
-    {%- set missing = lakeplan_missing_column(needed, columns) -%}
+    {%- set missing = lakeplan.lakeplan_missing_column(needed, columns) -%}
     {%- if missing -%}
         {%- do exceptions.raise_compiler_error(
             spec.owner ~ ' sets `' ~ missing[0] ~ '` to `' ~ missing[1] ~ '`, which its query does not select.\n'

@@ -1,0 +1,1 @@
+{{ lakeplan.partial_update_target() }}

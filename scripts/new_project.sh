@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Starts a new dbt project from this template without the TPC-H example: `make new-project DEST=../my_lakehouse`.
+# It copies the repository's files except the example (its TPC-H sources, models, seed, snapshot and data tests),
+# the tests that build it or this script, and the benchmarks, then starts a git repository there. Kept: the macros, the
+# plugin, profiles, the changelog example (models/staging/cdc, a datagen source: no data needed), CI, sqlfluff
+# and pre-commit settings, the unit and integration tests of every feature, and integration_tests/.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+dest=${1:-}
+fail() { printf 'lakeplan new-project: %s\n' "$*" >&2; exit 1; }
+[ -n "$dest" ] || fail "name the new project's directory: make new-project DEST=../my_lakehouse"
+[ ! -e "$dest" ] || fail "$dest already exists; name a new directory."
+
+EXAMPLE='^(models/staging/tpch/|models/intermediate/|models/marts/|seeds/|snapshots/customer_segments_snapshot\.sql|tests/singular/customer_360_|tests/integration/(test_example_pipeline|test_bench_smoke|test_cluster|test_new_project)\.py|bench/|scripts/tpch_data\.sh|scripts/new_project\.sh)'
+
+mkdir -p "$dest"
+# Every file git would commit (tracked, or new and not ignored), so work in progress comes along too.
+(cd "$repo" && git ls-files --cached --others --exclude-standard | grep -Ev "$EXAMPLE" |
+  while read -r file; do [ -f "$file" ] && printf '%s\n' "$file"; done | tar -cf - -T -) | tar -xf - -C "$dest"
+mkdir -p "$dest/seeds" "$dest/snapshots"
+git -C "$dest" init -q
+printf 'lakeplan new-project: %s is ready (no TPC-H example); cd there and run `make run` or `make test`.\n' "$dest"

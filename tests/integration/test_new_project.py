@@ -1,0 +1,28 @@
+"""`make new-project` starts a project from the template without the TPC-H example, keeping the rest."""
+
+import re
+import subprocess
+
+from tests.conftest import REPO, DbtProject, snapshots
+
+KEPT = [
+    "Makefile", "profiles.yml", "pyproject.toml", ".sqlfluff", ".pre-commit-config.yaml", ".github/workflows/ci.yml",
+    "macros/sources/scan_source.sql", "plugins/dbt_lakeplan/__init__.py", "models/staging/cdc/customer_order_status.sql",
+    "tests/unit/test_sqlfluff_macros.py", "tests/integration/test_partial_update.py", "integration_tests/dbt_project.yml",
+]
+REMOVED = ["models/staging/tpch", "models/marts", "models/intermediate", "seeds/market_segments.csv", "bench", "scripts/tpch_data.sh"]
+
+
+def test_a_new_project_has_no_example_and_builds(tmp_path, spark, monkeypatch):
+    new = tmp_path / "my_lakehouse"
+    subprocess.run([str(REPO / "scripts" / "new_project.sh"), str(new)], check=True)
+    assert [path for path in KEPT if not (new / path).exists()] == []
+    assert [path for path in REMOVED if (new / path).exists()] == []
+    needs_example = re.compile(r"def test_\w+\([^)]*\b(built|example)\b")
+    assert [test.name for test in (new / "tests").rglob("test_*.py") if needs_example.search(test.read_text())] == []
+    monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan_new_project")
+    spark.sql("drop schema if exists lakeplan_new_project cascade")
+    result = DbtProject(new).run("build")
+    assert {r.node.name for r in result.result.results if r.node.resource_type == "model"} == {
+        "stg_customer_order_status_changes", "customer_order_status"}
+    assert snapshots(spark, "lakeplan_new_project.customer_order_status") >= 1
