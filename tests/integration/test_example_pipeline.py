@@ -116,3 +116,30 @@ def test_a_command_that_reads_no_tpch_source_stages_none(example, spark):
     assert not spark.catalog.tableExists("tpch.region")  # the example's on-run-start hook ran no statement for it
     example.run("run", "--select", "stg_region")
     assert spark.sql("select count(*) from tpch.region").first()[0] == 5
+
+
+def test_a_member_added_to_customer_360_fills_its_columns_without_a_rebuild(built, example, spark):
+    """Issue 16: adding a member is compatible with the table's state (its own new column); the table is written
+    by MERGE, every snapshot it had stays an ancestor of the current one (a rebuild would start a new history)."""
+    folder = REPO / "models" / "marts" / "customer_360"
+    schema_file, member_file = folder / "_customer_360.yml", folder / "c360_loyalty.sql"
+    original = schema_file.read_text()
+    table = "lakeplan.customer_360"
+    history = {row[0] for row in spark.sql(f"select snapshot_id from {table}.history").collect()}
+    try:
+        schema_file.write_text(original.replace(
+            "    columns:\n      - name: customer_key\n",
+            "    columns:\n      - {name: loyalty_tier, data_type: string}\n      - name: customer_key\n", 1))
+        member_file.write_text("{{ config(partial_update_target='customer_360') }}\n"
+                               "select customer_key, case when customer_key % 2 = 0 then 'gold' else 'silver' end"
+                               " as loyalty_tier from {{ ref('stg_customer') }}\n")  # fmt: skip
+        example.run("run", "-s", "customer_360")
+        ancestors = {row[0] for row in spark.sql(f"select snapshot_id from {table}.history where is_current_ancestor").collect()}
+        assert history <= ancestors  # no rebuild: the old snapshots are still the table's history
+        tiers = spark.sql(f"select loyalty_tier, count(*) from {table} group by 1 order by 1").collect()
+        assert [tuple(row) for row in tiers] == [("gold", 750), ("silver", 750)]
+    finally:
+        schema_file.write_text(original)
+        member_file.unlink(missing_ok=True)
+        example.run("run", "-s", "customer_360", "--full-refresh")
+    assert "loyalty_tier" not in spark.table(table).columns
