@@ -37,16 +37,7 @@
     first gets the columns it newly declares (a new member's), so its write can fill them. -#}
 {% macro lakeplan_record_state(verdict) %}
     {%- set node, relation = verdict.node, verdict.relation -%}
-    {%- if node.config.materialized == 'partial_update' -%}
-        {%- set existing = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
-        {%- set additions = [] -%}
-        {%- for column in node.columns.values() if column.name | lower not in existing -%}
-            {%- do additions.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
-        {%- endfor -%}
-        {%- if additions -%}
-            {%- do run_query('alter table ' ~ relation ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
-        {%- endif -%}
-    {%- endif -%}
+    {%- do lakeplan.lakeplan_add_declared_columns(verdict) -%}
     {%- set properties = lakeplan.lakeplan_fingerprint_properties(node) -%}
     {%- if verdict.action == 'accept' -%}
         {%- do properties.update({
@@ -65,4 +56,28 @@
         {%- do pairs.append(lakeplan.lakeplan_string_literal(key) ~ ' = ' ~ lakeplan.lakeplan_string_literal(value)) -%}
     {%- endfor -%}
     {{ return(pairs | join(', ')) }}
+{% endmacro %}
+
+{#- A partial-update target's columns that its YAML newly declares (a new member's), added to its table so the
+    write can fill them; a schema change only, which a failed write leaves harmless (the columns stay NULL). -#}
+{% macro lakeplan_add_declared_columns(verdict) %}
+    {%- set node, relation = verdict.node, verdict.relation -%}
+    {%- if node.config.materialized == 'partial_update' -%}
+        {%- set existing = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
+        {%- set additions = [] -%}
+        {%- for column in node.columns.values() if column.name | lower not in existing -%}
+            {%- do additions.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
+        {%- endfor -%}
+        {%- if additions -%}
+            {%- do run_query('alter table ' ~ relation ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
+        {%- endif -%}
+    {%- endif -%}
+{% endmacro %}
+
+{#- After a partial-update target's writes: new parts (members, columns) that its table took are recorded now,
+    not before, so a write that fails leaves the table's recorded logic as it was. -#}
+{% macro lakeplan_record_evolved_state() %}
+    {%- if not lakeplan.lakeplan_state_check_applies() -%}{{ return('') }}{%- endif -%}
+    {%- set verdict = lakeplan.lakeplan_state_verdict(model) -%}
+    {%- if verdict.action == 'evolve' -%}{%- do lakeplan.lakeplan_record_state(verdict) -%}{%- endif -%}
 {% endmacro %}

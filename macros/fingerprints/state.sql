@@ -14,15 +14,18 @@
         {{ return(true) }}
     {%- elif verdict.action == 'ignore' -%}
         {%- do exceptions.warn('lakeplan: ' ~ verdict.message ~ '\nKeeping the table (on_state_mismatch: ignore).') -%}
-    {%- elif verdict.action in ['evolve', 'accept'] -%}
+    {%- elif verdict.action == 'accept' -%}
         {%- do lakeplan.lakeplan_record_state(verdict) -%}
+    {%- elif verdict.action == 'evolve' -%}
+        {#- recorded after the write (lakeplan_record_evolved_state), so a failed write records nothing -#}
+        {%- do lakeplan.lakeplan_add_declared_columns(verdict) -%}
     {%- endif -%}
     {{ return(false) }}
 {% endmacro %}
 
 {#- on-run-start: the state check of every selected stateful model, before anything is written, so one
     refusal stops the whole `dbt run` / `dbt build` instead of leaving the project half-updated. Accepted
-    logic and compatible changes (a new member) are recorded only when no model is refused. -#}
+    logic is recorded only when no model is refused; compatible changes (a new member) after their write. -#}
 {% macro lakeplan_check_state() %}
     {%- if not lakeplan.lakeplan_state_check_applies() or flags.FULL_REFRESH -%}{{ return('') }}{%- endif -%}
     {%- set verdicts = [] -%}
@@ -34,7 +37,7 @@
     {%- if refused -%}
         {%- do exceptions.raise_compiler_error(refused | join('\n\n') ~ '\nNothing was written.') -%}
     {%- endif -%}
-    {%- for verdict in verdicts if verdict.action in ['evolve', 'accept'] -%}
+    {%- for verdict in verdicts if verdict.action == 'accept' -%}
         {%- do lakeplan.lakeplan_record_state(verdict) -%}
     {%- endfor -%}
     {{ return('') }}

@@ -1,7 +1,9 @@
 """A tool that writes tables never loses a value in silence: a value the target type cannot hold stops the
 write with one sentence naming the model, member, column, value and type, and nothing is written."""
 
+import os
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -50,6 +52,8 @@ def test_a_value_the_target_cannot_hold_stops_the_write(prices, spark, step_vars
         spark.sql(f"delete from {table} where id = 2")
         return
     log = prices.fail("run", "--vars", step_vars)
+    # Spark's own report of the failed task, with its Java stack, goes to Spark's log file, not the terminal.
+    assert value in (Path(os.environ["LAKEPLAN_HOME"]) / "logs" / "spark.log").read_text()
     sentence = (
         f"lakeplan: member `bad` of `prices` sends in column `{column}` the value {value}, which {data_type} cannot "
         "hold; nothing was written. Fix: convert or filter the value in `bad`, or widen the target column's data_type."

@@ -136,3 +136,24 @@ def test_a_mismatch_stops_run_but_never_compile_docs_or_ls(project, spark):
     log = project.fail("run")
     assert "Model `totals` (incremental) would reuse" in log and "Model `wide` (partial_update) would reuse" in log
     assert counts(spark, WIDE, TOTALS) == before
+
+
+@pytest.mark.parametrize("failure", ["column_the_target_lacks", "value_that_does_not_fit"])
+def test_a_new_member_whose_write_fails_leaves_the_recorded_logic_as_it_was(project, spark, failure):
+    """A new member is recorded with the write that takes it, never before: when that write fails, removing the
+    member brings the project back to a state the table accepts."""
+    before = counts(spark, WIDE), properties(spark, WIDE)["lakeplan.fingerprint"]
+    member = {
+        "column_the_target_lacks": "select id, 'x' as zzz from {{ ref('customers') }}",
+        "value_that_does_not_fit": "select id, 'not a number' as score from {{ ref('customers') }}",
+    }[failure]
+    write_files(project.path, {
+        "models/wide.yml": WIDE_YML.format(orders_rule="sum", more_columns="\n      - {name: score, data_type: int}"),
+        "models/m_new.sql": "{{ config(partial_update_target='wide') }}\n" + member,
+    })  # fmt: skip
+    project.fail("run", "-s", "wide")
+    assert (counts(spark, WIDE), properties(spark, WIDE)["lakeplan.fingerprint"]) == before
+    (project.path / "models" / "m_new.sql").unlink()
+    write_files(project.path, {"models/wide.yml": WIDE_YML.format(orders_rule="sum", more_columns="")})
+    project.run("run", "-s", "wide")  # the project as it was: no state mismatch
+    assert counts(spark, WIDE) == [before[0][0] + 1]

@@ -29,6 +29,7 @@
             'main' if loop.last else 'write_group_' ~ loop.index, creates and loop.first) -%}
     {%- endfor -%}
 
+    {%- if not creates -%}{%- do lakeplan.lakeplan_record_evolved_state() -%}{%- endif %}
     {% do persist_docs(target_relation, model) %}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}
