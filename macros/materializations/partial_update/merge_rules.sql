@@ -83,7 +83,7 @@
     {{ return({
         'message': '`' ~ spec.model ~ '`.`' ~ column.name ~ '` (merge rule ' ~ spec.rules.get(column.name | lower) ~ ')',
         'key': 'to_json(struct(' ~ keys | join(', ') ~ '))',
-        'fix': 'widen `' ~ column.name ~ '`\'s data_type in `' ~ spec.model ~ '`\'s YAML (the stored value is kept).',
+        'fix': 'widen `' ~ column.name ~ '`\'s data_type in `' ~ spec.model ~ '`\'s YAML.',
     }) }}
 {% endmacro %}
 
