@@ -46,7 +46,11 @@ def condensed(message: str) -> str:
     if frame is None:
         return message
     text = " ".join(line.strip() for line in lines[:frame] if line.strip())
-    return SQLSTATE.sub("", ERROR_WRAPPING.sub("", text, count=1)) or message
+    sentence = SQLSTATE.sub("", ERROR_WRAPPING.sub("", text, count=1)).strip()
+    causes = [line.strip()[len("Caused by: "):] for line in lines if line.strip().startswith("Caused by: ")]
+    if causes and (not sentence or sentence.endswith(":")):  # e.g. "Exception thrown in awaitResult:"
+        sentence = SQLSTATE.sub("", ERROR_WRAPPING.sub("", causes[-1], count=1)).strip()
+    return sentence or message
 
 
 def quote(identifier: object) -> str:
@@ -73,6 +77,27 @@ def _condense_errors(handler):
     return exception_handler
 
 
+def _condense_fetch_errors(fetch):
+    """dbt runs a query's statement inside dbt-spark's error handler but fetches its rows outside it; Spark runs a
+    SELECT only when its rows are fetched, so a failure there (a cancelled job, a row guard) reached dbt as a
+    Python traceback. It becomes the same one-sentence dbt error, the whole text in the debug log."""
+
+    def get_result_from_cursor(cls, cursor, limit):
+        from dbt.adapters.events.logging import AdapterLogger
+        from dbt_common.exceptions import DbtRuntimeError
+
+        try:
+            return fetch(cls, cursor, limit)
+        except DbtRuntimeError:
+            raise
+        except Exception as error:
+            AdapterLogger("Spark").debug(f"Error while fetching a result:\n{error}")
+            raise DbtRuntimeError(condensed(str(error))) from error
+
+    get_result_from_cursor.lakeplan = True
+    return classmethod(get_result_from_cursor)
+
+
 def install() -> None:
     """Replaces dbt-spark's quoting, wraps its relation listing and its error handler, once per process."""
     from dbt.adapters.spark.connections import SparkConnectionManager
@@ -80,6 +105,8 @@ def install() -> None:
 
     if not getattr(SparkConnectionManager.exception_handler, "lakeplan", False):
         SparkConnectionManager.exception_handler = _condense_errors(SparkConnectionManager.exception_handler)
+        fetch = SparkConnectionManager.get_result_from_cursor.__func__
+        SparkConnectionManager.get_result_from_cursor = _condense_fetch_errors(fetch)
 
     build = SparkAdapter._build_spark_relation_list
     if getattr(build, "lakeplan", False):

@@ -47,3 +47,17 @@ def test_an_error_without_a_java_stack_is_kept_whole():
 def test_none_is_quoted_as_stock_dbt_spark_quotes_it():
     # Spark's `database` is None; dbt's adapter tests quote it (dbt-spark gives `None`, no error).
     assert quote(None) == "`None`"
+
+
+CANCELLED = """An error occurred while calling o766.collectToPython.
+: org.apache.spark.SparkException: Exception thrown in awaitResult: 
+\tat org.apache.spark.util.SparkThreadUtils$.awaitResult(SparkThreadUtils.scala:56)
+Caused by: java.util.concurrent.ExecutionException: org.apache.spark.SparkException: Job 75 cancelled as part of cancellation of all jobs
+\tat java.base/java.util.concurrent.FutureTask.report(FutureTask.java:122)
+Caused by: org.apache.spark.SparkException: Job 75 cancelled as part of cancellation of all jobs
+\tat org.apache.spark.scheduler.DAGScheduler.handleJobCancellation(DAGScheduler.scala:2871)
+"""
+
+
+def test_a_wrapper_without_its_own_sentence_shows_the_deepest_cause():
+    assert condensed(CANCELLED) == "Job 75 cancelled as part of cancellation of all jobs"
