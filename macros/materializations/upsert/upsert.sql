@@ -1,6 +1,8 @@
 {#- Applies a changelog (rows with +I/+U/-U/-D in `op_column`) to an Iceberg table keyed by `unique_key`:
     the latest change per key by `sequence_by` wins, -D deletes, -U is ignored, late rows never overwrite
-    newer ones. One statement per run: a CREATE on the first run (or --full-refresh), else one MERGE. -#}
+    newer ones, also when a delete of an earlier run is newer (its tombstone, with `sequence_by`). One statement
+    per run on the table: a CREATE on the first run (or --full-refresh), else one MERGE; in runs that delete, one
+    before it on the tombstones' side table (macros/tombstones/). -#}
 {% materialization upsert, adapter='spark' %}
     {%- set spec = lakeplan.lakeplan_validate_get_upsert_spec() -%}
     {%- set target_relation = this.incorporate(type='table') -%}
