@@ -45,14 +45,10 @@
         {%- do lakeplan.lakeplan_execute('create or replace table ' ~ tombstones ~ ' using iceberg as ' ~ latest
             if new > 0 else 'drop table if exists ' ~ tombstones) -%}
     {%- elif new > 0 or expiring > 0 -%}
-        {%- set matches = [] -%}
-        {%- for key in keys -%}
-            {%- do matches.append('lakeplan_tombstone.' ~ lakeplan.lakeplan_quote(key) ~ ' = lakeplan_delete.' ~ lakeplan.lakeplan_quote(key)) -%}
-        {%- endfor -%}
         {%- call statement('tombstones') -%}
             merge into {{ tombstones }} as lakeplan_tombstone
             using ({{ latest }}) as lakeplan_delete
-            on {{ matches | join(' and ') }}
+            on {{ lakeplan.lakeplan_key_matches('lakeplan_tombstone', 'lakeplan_delete', keys) }}
             when matched and lakeplan_delete.lakeplan_sequence > lakeplan_tombstone.lakeplan_sequence then update set *
             when not matched then insert *
             when not matched by source and lakeplan_tombstone.{{ expired }} then delete
@@ -70,10 +66,6 @@
 
 {#- `left join` of the tombstones on the key columns of `alias`. -#}
 {% macro lakeplan_join_tombstones(tombstones, alias, keys) %}
-    {%- set matches = [] -%}
-    {%- for key in keys -%}
-        {%- set name = lakeplan.lakeplan_quote(key) -%}
-        {%- do matches.append(alias ~ '.' ~ name ~ ' = lakeplan_tombstone.' ~ name) -%}
-    {%- endfor -%}
-    {{ return('left join ' ~ tombstones ~ ' as lakeplan_tombstone on ' ~ matches | join(' and ')) }}
+    {{ return('left join ' ~ tombstones ~ ' as lakeplan_tombstone on '
+        ~ lakeplan.lakeplan_key_matches(alias, 'lakeplan_tombstone', keys)) }}
 {% endmacro %}

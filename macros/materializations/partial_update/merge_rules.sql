@@ -27,10 +27,11 @@
     {%- elif rule == 'sum' -%}
         {%- set signed = 'case when lakeplan_live then ' ~ name ~ ' when lakeplan_retract then -' ~ name ~ ' end'
             if changelog else name -%}
+        {%- set sum_type = lakeplan.lakeplan_sum_type(data_type) -%}
         {%- set total = 'coalesce(try_sum(' ~ signed ~ '), case when count(' ~ signed ~ ') > 0 then '
             ~ lakeplan.lakeplan_raise_value_error(overflow.message ~ ': the sum of this run\'s values for key', overflow.key,
-                lakeplan.lakeplan_sum_type(data_type), overflow.fix) ~ ' end)' -%}
-        {{ return(lakeplan.lakeplan_checked_cast(total, lakeplan.lakeplan_sum_type(data_type), data_type,
+                sum_type, overflow.fix) ~ ' end)' -%}
+        {{ return(lakeplan.lakeplan_checked_cast(total, sum_type, data_type,
             overflow.message ~ ': this run\'s sum', overflow.fix)) }}
     {%- elif rule in ['min', 'max', 'bool_or', 'bool_and'] -%}{{ return(rule ~ '(' ~ live_value ~ ')') }}
     {%- elif rule == 'append' -%}{{ return('case when ' ~ any_value ~ ' then flatten(' ~ in_order ~ ') end') }}

@@ -182,11 +182,7 @@
 {#- The MERGE of one group: only the group's columns change, each by its merge rule or sequence group;
     remove_record deletes. -#}
 {% macro lakeplan_partial_update_merge_sql(target, source, plan, spec) %}
-    {%- set matches = [] -%}
-    {%- for key in spec.unique_key -%}
-        {%- do matches.append(
-            'lakeplan_table.' ~ lakeplan.lakeplan_quote(key) ~ ' = lakeplan_change.' ~ lakeplan.lakeplan_quote(key)) -%}
-    {%- endfor -%}
+    {%- set matches = lakeplan.lakeplan_key_matches('lakeplan_table', 'lakeplan_change', spec.unique_key) -%}
     {%- set keys = spec.unique_key | map('lower') | list -%}
     {%- set keep, replace, names, values = [], [], [], [] -%}
     {%- for column in spec.columns -%}
@@ -217,7 +213,7 @@
     {%- do clauses.append('when not matched and lakeplan_change.lakeplan_alive then insert ('
         ~ names | join(', ') ~ ') values (' ~ values | join(', ') ~ ')') -%}
     {{ return('merge into ' ~ target ~ ' as lakeplan_table using ' ~ source ~ ' as lakeplan_change\non '
-        ~ matches | join(' and ') ~ '\n' ~ clauses | join('\n')) }}
+        ~ matches ~ '\n' ~ clauses | join('\n')) }}
 {% endmacro %}
 
 {#- write_mode overwrite: the group's rows replace the table, or the static partition it names. -#}

@@ -61,11 +61,7 @@
     is not older than it (late rows lose); a -D for a key the table lacks does nothing. -#}
 {% macro lakeplan_upsert_merge_sql(target, changes, spec, columns) %}
     {%- set op = 'lakeplan_change.' ~ lakeplan.lakeplan_quote(spec.op_column) -%}
-    {%- set matches = [] -%}
-    {%- for key in spec.unique_key -%}
-        {%- do matches.append(
-            'lakeplan_table.' ~ lakeplan.lakeplan_quote(key) ~ ' = lakeplan_change.' ~ lakeplan.lakeplan_quote(key)) -%}
-    {%- endfor -%}
+    {%- set matches = lakeplan.lakeplan_key_matches('lakeplan_table', 'lakeplan_change', spec.unique_key) -%}
     {%- if spec.sequence_by -%}
         {%- set stored = 'lakeplan_table.' ~ lakeplan.lakeplan_quote(spec.sequence_by) -%}
         {%- set not_older = '(' ~ stored ~ ' is null or lakeplan_change.' ~ lakeplan.lakeplan_quote(spec.sequence_by) ~ ' >= ' ~ stored ~ ')' -%}
@@ -81,7 +77,7 @@
 {%- endfor %}
     merge into {{ target }} as lakeplan_table
     using {{ changes }} as lakeplan_change
-    on {{ matches | join(' and ') }}
+    on {{ matches }}
     when matched and {{ op }} = '-D' and {{ not_older }} then delete
     when matched and {{ op }} != '-D' and {{ not_older }} then update set {{ assignments | join(', ') }}
     when not matched and {{ op }} != '-D' then insert ({{ lakeplan.lakeplan_quote_list(columns) }}) values ({{ values | join(', ') }})
