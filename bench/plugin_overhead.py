@@ -39,15 +39,15 @@ seconds = time.perf_counter() - start
 assert result.success, result.exception
 if mode == "postprocess":
     sys.path.insert(0, plugins)
-    from dbt_lakeplan.rewrite import apply_sink_reuse
+    from dbt_lakeplan.planner import plan_project
     from dbt_lakeplan.manifest_fingerprints import apply_fingerprints
     manifest, sql_cache, seconds = result.result, {}, []
     for _ in ("cold", "cached"):  # the second pass finds every node's SQL in the cache
         start = time.perf_counter()
-        apply_sink_reuse(manifest, True)
+        plan_project(manifest, {})
         apply_fingerprints(manifest, "v3", {}, sql_cache)
         seconds.append(time.perf_counter() - start)
-    assert manifest.nodes["model.lakeplan.target_000"].config["lakeplan_write_groups"]
+    assert manifest.nodes["model.lakeplan.target_000"].config["lakeplan_plan"]["partial_update"]["groups"]
 print(json.dumps({"seconds": seconds}))
 """
 

@@ -47,7 +47,8 @@ def customer_360(spark, manifest: dict, target: dict) -> str:
     """The partial-update target as one join of its members on the key (a fresh build: each column one writer)."""
     key = target["config"]["unique_key"]
     selects, joins = [f"keys.{key}"], []
-    for position, group in enumerate(m for g in target["config"]["lakeplan_write_groups"] for m in g["members"]):
+    groups = target["config"]["lakeplan_plan"]["partial_update"]["groups"]
+    for position, group in enumerate(m for g in groups for m in g["members"]):
         node = manifest["nodes"][group["unique_id"]]
         sql = compiled(node)
         if group["op_column"]:
@@ -58,7 +59,7 @@ def customer_360(spark, manifest: dict, target: dict) -> str:
         columns = [c for c in spark.sql(sql).columns if c != key and c.lower() in target["columns"]]
         selects += [f"{alias}.{c}" for c in columns]
         joins.append(f"left join ({sql}) as {alias} on keys.{key} = {alias}.{key}")
-    members = [manifest["nodes"][m["unique_id"]] for g in target["config"]["lakeplan_write_groups"] for m in g["members"]]
+    members = [manifest["nodes"][m["unique_id"]] for g in groups for m in g["members"]]
     keys = " union ".join(f"select {key} from ({compiled(m)}) as k" for m in members if not m["config"].get("op_column"))
     return f"select {', '.join(selects)} from ({keys}) as keys {' '.join(joins)}"
 

@@ -1,7 +1,11 @@
-{#- dbt-spark's table DDL, with the model's sink `parallelism` applied to the query it writes, and a log line
-    when the query joins keyed inputs that Spark must reshuffle. -#}
+{#- dbt-spark's table DDL, with the model's sink `parallelism` applied to the query it writes, a log line when the
+    query joins keyed inputs that Spark must reshuffle, and an incremental run's check of the kept table's layout. -#}
 {% macro spark__create_table_as(temporary, relation, compiled_code, language='sql') -%}
     {%- if language == 'sql' -%}{%- do lakeplan.lakeplan_report_keyed_joins(compiled_code) -%}{%- endif -%}
+    {#- a temporary view here is an incremental run's new rows, to go into the kept table -#}
+    {%- if temporary and language == 'sql' and model.resource_type == 'model' -%}
+        {%- do lakeplan.lakeplan_check_model_layout() -%}
+    {%- endif -%}
     {%- set query = lakeplan.lakeplan_sink_distribution(compiled_code) if language == 'sql' else compiled_code -%}
     {{ return(dbt.spark__create_table_as(temporary, relation, query, language)) }}
 {%- endmacro %}

@@ -4,7 +4,8 @@
 {% macro spark__partition_cols(label, required=false) %}
     {%- set partition_by = config.get('partition_by') -%}
     {%- set columns = [] if partition_by is none else ([partition_by] if partition_by is string else partition_by) -%}
-    {%- set keyed = lakeplan.lakeplan_model_keyed_spec() -%}
+    {#- seeds and snapshots share this clause and have no plan -#}
+    {%- set keyed = lakeplan.lakeplan_plan().keyed if model.resource_type == 'model' else none -%}
     {%- if keyed -%}
         {%- set columns = columns
             + ['bucket(' ~ keyed.key_groups ~ ', ' ~ lakeplan.lakeplan_quote(keyed['keys'][0]) ~ ')'] -%}

@@ -62,7 +62,7 @@
     {%- set verdict = {'action': 'none', 'node': node} -%}
     {%- set current = node.config.get('lakeplan_fingerprint') -%}
     {%- if current is none or not lakeplan.lakeplan_is_stateful(node) -%}{{ return(verdict) }}{%- endif -%}
-    {%- set policy = lakeplan.lakeplan_validate_get_state_policy(node) -%}
+    {%- set policy = lakeplan.lakeplan_plan(node).on_state_mismatch -%}
     {%- set relation = adapter.get_relation(node.database, node.schema, node.alias) -%}
     {%- if relation is none or relation.is_view -%}{{ return(verdict) }}{%- endif -%}
     {%- set stored = lakeplan.lakeplan_stored_fingerprint(relation) -%}
@@ -89,17 +89,6 @@
         {%- endif -%}
     {%- endif -%}
     {{ return(verdict) }}
-{% endmacro %}
-
-{% macro lakeplan_validate_get_state_policy(node) %}
-    {%- set policy = node.config.get('on_state_mismatch') or 'fail' -%}
-    {%- set policies = ['fail', 'full_refresh', 'ignore'] -%}
-    {%- if policy not in policies -%}
-        {%- do exceptions.raise_compiler_error(
-            'Unknown on_state_mismatch ' ~ policy | tojson ~ ' for model `' ~ node.name ~ '`.\n'
-            ~ 'Allowed: ' ~ policies | join(', ') ~ ' (default fail).\nFix: set `on_state_mismatch` to one of them.') -%}
-    {%- endif -%}
-    {{ return(policy) }}
 {% endmacro %}
 
 {#- Why the stored logic does not fit, as a list of findings; empty when the current logic only adds parts

@@ -23,12 +23,12 @@
     {%- set parents = (model.get('depends_on') or {}).get('nodes', []) -%}
     {%- for unique_id in parents if unique_id in graph.nodes or unique_id in graph.sources -%}
         {%- set node = graph.nodes.get(unique_id) or graph.sources.get(unique_id) -%}
-        {%- set settings = node.meta if node.resource_type == 'source' else node.config -%}
-        {%- set key_groups = settings.get('key_groups') -%}
-        {%- if key_groups and (settings.get('keyed_by') or settings.get('pre_keyed_by')) -%}
+        {#- seeds and snapshots have no plan, and no layout -#}
+        {%- set keyed = (node.config.get('lakeplan_plan') or {}).get('keyed') -%}
+        {%- if keyed -%}
             {%- set identifier = node.identifier if node.resource_type == 'source' else node.alias -%}
             {%- do inputs.append(
-                {'name': node.name, 'table': node.schema ~ '.' ~ identifier, 'key_groups': key_groups}) -%}
+                {'name': node.name, 'table': node.schema ~ '.' ~ identifier, 'key_groups': keyed.key_groups}) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(inputs) }}

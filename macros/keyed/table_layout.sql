@@ -33,17 +33,28 @@
     {{ return({'bucketed_by': none, 'buckets': none, 'text': text}) }}
 {% endmacro %}
 
-{#- Raises unless the table's real layout is exactly the declared keyed layout: never a silent wrong answer. -#}
-{% macro lakeplan_check_keyed_layout(relation, keyed, owner) %}
+{#- Raises unless the table's real layout is exactly the declared keyed layout: never a silent wrong answer.
+    `setting`: where the layout is declared; `fix`: how this table gets the declared layout. -#}
+{% macro lakeplan_check_keyed_layout(relation, keyed, owner, setting, fix) %}
     {%- set layout = lakeplan.lakeplan_table_layout(relation) -%}
     {%- set declared = keyed['keys'] | map('lower') | list -%}
     {%- set actual = (layout.bucketed_by or []) | map('lower') | list -%}
     {%- if actual != declared or layout.buckets != keyed.key_groups -%}
         {%- do exceptions.raise_compiler_error(
-            owner ~ ' declares pre_keyed_by ' ~ keyed['keys'] | tojson ~ ' with key_groups ' ~ keyed.key_groups
+            owner ~ ' declares ' ~ setting ~ ' ' ~ keyed['keys'] | tojson ~ ' with key_groups ' ~ keyed.key_groups
             ~ ', but its table ' ~ relation ~ ' is ' ~ layout.text ~ '.\n'
-            ~ 'Keyed work over it would group rows that are not together, so lakeplan will not read it as keyed.\n'
-            ~ 'Fix: declare the table\'s real layout, or rebuild the table bucketed by the declared key into '
-            ~ keyed.key_groups ~ ' buckets.') -%}
+            ~ 'Keyed work over it would group rows that are not together, so lakeplan will not treat it as keyed.\n'
+            ~ 'Fix: ' ~ fix) -%}
+    {%- endif -%}
+{% endmacro %}
+
+{#- An incremental keyed model keeps its table between runs, so a changed `keyed_by` / `key_groups` would
+    silently keep the old layout: checked before each incremental write. -#}
+{% macro lakeplan_check_model_layout() %}
+    {%- set keyed = lakeplan.lakeplan_plan().keyed -%}
+    {%- if keyed -%}
+        {%- do lakeplan.lakeplan_check_keyed_layout(this, keyed, 'model `' ~ model.name ~ '`', 'keyed_by',
+            'rebuild the table with the declared layout: dbt run --full-refresh -s ' ~ model.name
+            ~ ', or declare the layout it has.') -%}
     {%- endif -%}
 {% endmacro %}

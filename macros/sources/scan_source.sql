@@ -9,14 +9,16 @@
 {% macro default__scan_source(source_name, table_name) %}
     {%- set relation = source(source_name, table_name) -%}
     {%- if not execute -%}{{ return(relation) }}{%- endif -%}
-    {%- set spec = lakeplan.lakeplan_scan_spec(lakeplan.lakeplan_source_node(source_name, table_name)) -%}
+    {%- set spec = lakeplan.lakeplan_plan(lakeplan.lakeplan_source_node(source_name, table_name)) -%}
     {%- if spec.datagen -%}
         {%- set scan = lakeplan.lakeplan_datagen_scan(spec) -%}
         {%- do lakeplan.lakeplan_check_source_columns(spec, scan.columns) -%}
     {%- else -%}
         {%- set scan = {'sql': relation, 'partitioned': spec.keyed is not none} -%}
         {%- if spec.keyed -%}
-            {%- do lakeplan.lakeplan_check_keyed_layout(relation, spec.keyed, spec.owner) -%}
+            {%- do lakeplan.lakeplan_check_keyed_layout(relation, spec.keyed, spec.owner, 'pre_keyed_by',
+                'declare the table\'s real layout, or rebuild the table bucketed by the declared key into '
+                ~ spec.keyed.key_groups ~ ' buckets.') -%}
         {%- endif -%}
         {%- if spec.primary_key or spec.sequence_by or spec.changelog_mode != 'insert_only' -%}
             {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}

@@ -10,15 +10,10 @@
         identifier=relation.identifier ~ '__lakeplan_tombstones', type='table')) }}
 {% endmacro %}
 
-{#- The validated retention of a model's tombstones, in days. -#}
+{#- How long a model's tombstones are kept, in days: its upsert's or its partial-update target's setting. -#}
 {% macro lakeplan_tombstone_retention_days() %}
-    {%- set days = config.get('tombstone_retention_days', 7) -%}
-    {%- if days is not integer or days is boolean or days < 1 -%}
-        {%- do exceptions.raise_compiler_error('Invalid tombstone_retention_days ' ~ days | tojson ~ ' for model `'
-            ~ model.name ~ '`: it must be a whole number of days, at least 1 (default 7).\nFix: set '
-            ~ '`tombstone_retention_days` to how long a late row can still arrive after its key\'s delete.') -%}
-    {%- endif -%}
-    {{ return(days) }}
+    {%- set plan = lakeplan.lakeplan_plan() -%}
+    {{ return((plan.upsert or plan.partial_update).tombstone_retention_days) }}
 {% endmacro %}
 
 {#- Records this run's deletes: `deletes` is a query of the key columns and `lakeplan_sequence` (one row per -D);

@@ -16,19 +16,12 @@ from typing import Any
 from dbt.parser.manifest import ManifestLoader
 from dbt.plugins.manager import dbt_hook, dbtPlugin
 
-from dbt_common.exceptions import CompilationError
-
 from dbt_lakeplan.artifacts import FINGERPRINTS_FILE, SINK_REUSE_FILE, SQL_CACHE_FILE, JsonArtifact, read_cache, write_cache
-from dbt_lakeplan.fingerprint import VERSIONS
 from dbt_lakeplan.manifest_fingerprints import apply_fingerprints
 from dbt_lakeplan import spark_adapter
-from dbt_lakeplan.rewrite import PartialUpdateConfigError, apply_sink_reuse
+from dbt_lakeplan.planner import plan_project
 
 REPORTS_ATTRIBUTE = "_lakeplan_reports"
-
-
-class FingerprintConfigError(CompilationError):
-    """The fingerprint settings name no fingerprint lakeplan can compute."""
 
 
 def project_default_vars(config) -> dict[str, Any]:
@@ -38,33 +31,18 @@ def project_default_vars(config) -> dict[str, Any]:
     return {**{k: v for k, v in declared.items() if not isinstance(v, dict)}, **scoped}
 
 
-def project_var(config, name: str, default: Any) -> Any:
-    """A var as the project sees it: --vars first, then the project's own, then the default."""
-    return config.cli_vars.get(name, project_default_vars(config).get(name, default))
-
-
 def _with_lakeplan(load):
     @functools.wraps(load)
     def get_full_manifest(cls, config, **kwargs):
         manifest = load(cls, config, **kwargs)
-        reuse_enabled = project_var(config, "reuse_sink_enabled", True)
-        if not isinstance(reuse_enabled, bool):
-            raise PartialUpdateConfigError(
-                f"var reuse_sink_enabled is {reuse_enabled!r}; it must be true or false.\n"
-                "Fix: `--vars '{reuse_sink_enabled: false}'` or `vars: {reuse_sink_enabled: true}` in dbt_project.yml."
-            )
-        version = project_var(config, "fingerprint_version", "v3")
-        if version not in VERSIONS:
-            raise FingerprintConfigError(
-                f"var fingerprint_version is {version!r}; lakeplan computes {' or '.join(VERSIONS)} fingerprints.\n"
-                "Fix: set `fingerprint_version: v3` (the default: chaining-agnostic) or `v2` in dbt_project.yml vars."
-            )
+        defaults = project_default_vars(config)
         cache_path = os.path.join(config.project_target_path, SQL_CACHE_FILE)
         sql_cache = read_cache(cache_path)
         cached = dict(sql_cache)
+        settings, sink_reuse = plan_project(manifest, {**defaults, **config.cli_vars})
         reports = {
-            SINK_REUSE_FILE: apply_sink_reuse(manifest, reuse_enabled),
-            FINGERPRINTS_FILE: apply_fingerprints(manifest, version, project_default_vars(config), sql_cache),
+            SINK_REUSE_FILE: sink_reuse,
+            FINGERPRINTS_FILE: apply_fingerprints(manifest, settings.fingerprint_version, defaults, sql_cache),
         }
         manifest.build_flat_graph()  # `graph` in macros (the state check) reads the configs set above
         if sql_cache != cached:

@@ -31,8 +31,9 @@ class WriteGroup:
 
 
 def group_members(members: list[Member], reuse_enabled: bool) -> list[WriteGroup]:
-    """Groups in write order: per target, insert-only groups before changelog groups (a delete is the
-    run's latest event), then by first member name; members sorted by name in each group.
+    """Groups in write order: per target, overwrites first (they replace rows; merges then update them), then
+    insert-only groups before changelog groups (a delete is the run's latest event), then by first member name;
+    members sorted by name in each group.
     With reuse disabled every member is a group of its own, as separate writers are."""
     groups: list[WriteGroup] = []
     for member in sorted(members, key=lambda m: (m.target, m.name)):
@@ -41,7 +42,12 @@ def group_members(members: list[Member], reuse_enabled: bool) -> list[WriteGroup
             groups.append(WriteGroup(member.target, digest_text(member), (member,)))
         else:
             groups[groups.index(shared)] = WriteGroup(shared.target, shared.digest, shared.members + (member,))
-    return sorted(groups, key=lambda g: (g.target, g.members[0].input_kind == "changelog", g.members[0].name))
+
+    def write_order(group: WriteGroup):
+        first = group.members[0]
+        return group.target, first.write_mode != "overwrite", first.input_kind == "changelog", first.name
+
+    return sorted(groups, key=write_order)
 
 
 def ungrouped_reason(member: Member, members: list[Member], reuse_enabled: bool) -> str:

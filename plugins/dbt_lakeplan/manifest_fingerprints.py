@@ -21,17 +21,20 @@ import sqlglot
 from dbt_lakeplan.fingerprint import NodeLogic, ancestors, digest, fingerprints, short, target_parts
 from dbt_lakeplan.merge_rules import DEFAULT_RULE
 from dbt_lakeplan.normalize import normalize_sql, render_stable
-from dbt_lakeplan.rewrite import GROUPS_CONFIG_KEY, MERGE_RULES_CONFIG_KEY, TARGET_MATERIALIZATION
+from dbt_lakeplan.partial_update import TARGET_MATERIALIZATION
+from dbt_lakeplan.planner import PLAN_KEY
+from dbt_lakeplan.settings import contents_keys
 
 CONFIG_KEY = "lakeplan_fingerprint"
 FINGERPRINTED = ("model", "seed", "snapshot")
 STATEFUL = ("incremental", "upsert", TARGET_MATERIALIZATION)  # materializations that keep a table's rows
-RESULT_CONFIGS = (
-    "unique_key", "incremental_strategy", "incremental_predicates", "predicates", "merge_update_columns",
-    "merge_exclude_columns", "sequence_by", "op_column", "partial_update_target", "partial_update_on_delete",
-    "write_mode", "static_partition", "strategy", "updated_at", "check_cols", "column_types",
+# dbt's own configs that change results; lakeplan's are those its declarations mark (settings.py)
+DBT_RESULT_CONFIGS = (
+    "incremental_strategy", "incremental_predicates", "predicates", "merge_update_columns", "merge_exclude_columns",
+    "strategy", "updated_at", "check_cols", "column_types",
 )
-RESULT_SOURCE_META = ("changelog_mode", "primary_key", "op_column", "sequence_by", "datagen")
+RESULT_CONFIGS = DBT_RESULT_CONFIGS + contents_keys("model")
+RESULT_SOURCE_META = contents_keys("source")
 
 
 class _Resolver:
@@ -64,7 +67,7 @@ def _target_columns(node) -> dict[str, list]:
     """A partial-update target's columns: type, and the merge rule and sequence group its values obey
     (resolved by sink reuse, which runs first). The default rule is left out, so a target without rules keeps
     the fingerprint it had before rules counted."""
-    merge = node.config.get(MERGE_RULES_CONFIG_KEY) or {}
+    merge = node.config[PLAN_KEY]["partial_update"]
     groups = {column: group["sequence"] for group in merge.get("sequence_groups", []) for column in group["columns"]}
     columns = {}
     for name, data_type in _columns(node):
@@ -200,7 +203,7 @@ def _state_record(node, local_parts: dict[str, Any], logic: dict[str, NodeLogic]
         return {}
     record = {"ancestors": {uid: short(logic[uid].logic) for uid in ancestors(logic, node.unique_id)}}
     if node.config.materialized == TARGET_MATERIALIZATION:
-        members = [m["unique_id"] for group in node.config.get(GROUPS_CONFIG_KEY) or [] for m in group["members"]]
+        members = [m["unique_id"] for g in node.config[PLAN_KEY]["partial_update"]["groups"] for m in g["members"]]
         settings = {label: part for label, part in local_parts.items() if label != "columns"}
         record["parts"] = target_parts(settings, _target_columns(node), {m: prints[m] for m in members})
     return record

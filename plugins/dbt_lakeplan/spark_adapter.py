@@ -72,6 +72,8 @@ def _condense_errors(handler):
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
+        except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
+            raise DbtRuntimeError(condensed(str(error))) from error
 
     exception_handler.lakeplan = True
     return exception_handler

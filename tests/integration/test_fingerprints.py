@@ -106,11 +106,11 @@ def test_full_refresh_and_ignore_policies(project, spark):
 
 
 def test_bad_fingerprint_settings_are_errors(project):
-    assert "var fingerprint_version is 'v4'" in project.fail("parse", "--vars", "{fingerprint_version: v4}")
+    assert "the project sets `fingerprint_version: 'v4'`" in project.fail("parse", "--vars", "{fingerprint_version: v4}")
     project.run("run", "--select", "upstream", "totals")
     write_files(project.path, files(extra=" + 1 as more, amount", policy=", on_state_mismatch='retry'"))
     log = project.fail("run", "--select", "totals")
-    assert 'Unknown on_state_mismatch "retry" for model `totals`' in log
+    assert "model `totals` sets `on_state_mismatch: 'retry'`" in log and "Fix: one of `fail`, `full_refresh`" in log
 
 
 def test_a_cli_var_in_a_result_config_changes_nothing(project):

@@ -18,9 +18,7 @@ sources:
       - {name: wrong_groups, identifier: orders_keyed, meta: {pre_keyed_by: [customer_id], key_groups: 8}}
       - {name: wrong_key, identifier: orders_keyed, meta: {pre_keyed_by: [order_id], key_groups: 4}}
       - {name: not_bucketed, identifier: orders_plain, meta: {pre_keyed_by: [customer_id], key_groups: 4}}
-      - {name: half_declared, identifier: orders_keyed, meta: {pre_keyed_by: [customer_id]}}
       - {name: parallel_equal, identifier: orders_keyed, meta: {pre_keyed_by: [customer_id], key_groups: 4, scan_parallelism: 4}}
-      - {name: parallel_other, identifier: orders_keyed, meta: {pre_keyed_by: [customer_id], key_groups: 4, scan_parallelism: 3}}
 """
 
 
@@ -46,8 +44,7 @@ FILES = {
             f"select customer_id, count(*) as orders from {{{{ scan_source('lake', '{name}') }}}} group by customer_id"
         )
         for name in [
-            "orders_bucketed", "orders_parquet", "wrong_groups", "wrong_key", "not_bucketed",
-            "half_declared", "parallel_equal", "parallel_other",
+            "orders_bucketed", "orders_parquet", "wrong_groups", "wrong_key", "not_bucketed", "parallel_equal",
         ]
     },
 }
@@ -115,8 +112,6 @@ LAYOUT_ERRORS = {
     "wrong_key": "declares pre_keyed_by [\"order_id\"] with key_groups 4, but its table lakeplan_keyed.orders_keyed "
     "is bucketed by [\"customer_id\"] into 4 buckets",
     "not_bucketed": "but its table lakeplan_keyed.orders_plain is not bucketed or partitioned",
-    "half_declared": "sets only one of `pre_keyed_by` ([\"customer_id\"]) and `key_groups` (null)",
-    "parallel_other": "is pre-keyed into 4 key groups but sets scan_parallelism 3",
 }
 
 
@@ -137,9 +132,19 @@ def test_join_of_different_key_groups_works_and_says_what_is_reshuffled(project,
     assert spark.sql("select count(*) from lakeplan_keyed.joined_mismatch").first()[0] == 399
 
 
-def test_bad_keyed_model_config_is_a_clear_error(project):
-    from tests.conftest import write_files
+DECLARATION_ERRORS = {
+    "models/sources.yml": (
+        "version: 2\nsources:\n  - name: lake\n    tables:\n"
+        "      - {name: half_declared, meta: {pre_keyed_by: [customer_id]}}\n"
+        "      - {name: parallel_other, meta: {pre_keyed_by: [customer_id], key_groups: 4, scan_parallelism: 3}}\n"
+    ),
+    "models/two_keys.sql": "{{ config(materialized='table', keyed_by=['a', 'b'], key_groups=4) }}\nselect 1 as a, 2 as b",
+}
 
-    write_files(project.path, {"models/two_keys.sql": "{{ config(materialized='table', keyed_by=['a', 'b'], key_groups=4) }}\nselect 1 as a, 2 as b"})
-    log = project.fail("run", "--select", "two_keys")
-    assert "model `two_keys` sets keyed_by [\"a\", \"b\"]" in log and "Fix: key the model by one column" in log
+
+def test_keyed_declarations_that_cannot_hold_stop_the_parse(make_project):
+    log = make_project("keyed_declarations", DECLARATION_ERRORS).fail("parse")
+    assert "lakeplan found 3 problem(s)" in log
+    assert "source `lake.half_declared` sets only one of `pre_keyed_by` (['customer_id']) and `key_groups` (None)" in log
+    assert "source `lake.parallel_other` is pre-keyed into 4 key groups but sets scan_parallelism 3" in log
+    assert "model `two_keys` sets keyed_by ['a', 'b'] as a table" in log and "Fix: key the model by one column" in log

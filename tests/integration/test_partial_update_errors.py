@@ -38,7 +38,7 @@ PARSE_CASES = {
     ),
     "write_mode": (
         {**TARGET, "models/m.sql": member("wide", "select 1 as id", write_mode="upsert")},
-        ["Model `m` has write_mode: 'upsert'", "Fix: set write_mode to `merge`"],
+        ["model `m` sets `write_mode: 'upsert'`", "Fix: one of `merge`, `overwrite`"],
     ),
 }
 
@@ -53,7 +53,7 @@ def rules_target(rules=None, **config):
 
 
 PARSE_CASES.update({
-    "unknown_rule": (rules_target({"a": "avg"}), ["Unknown merge rule 'avg' on column `a` of partial-update target `wide`"]),
+    "unknown_rule": (rules_target({"a": "avg"}), ["column `a` of model `wide` sets `merge: 'avg'`", "Fix: one of `last_non_null`"]),
     "sum_on_string": (rules_target({"b": "sum"}), ["Merge rule 'sum' on column `b` of partial-update target `wide` needs a numeric type, but the column is string"]),
     "append_on_int": (rules_target({"a": "append"}), ["Merge rule 'append' on column `a` of partial-update target `wide` needs an array type"]),
     "rule_on_key": (rules_target({"id": "max"}), ["Column `id` of partial-update target `wide` is part of its unique_key and has merge rule 'max'"]),
@@ -75,7 +75,7 @@ def test_reuse_switch_must_be_a_boolean(make_project):
     log = make_project("pu_switch", {**TARGET, "models/m.sql": member("wide", "select 1 as id")}).fail(
         "parse", "--vars", "{reuse_sink_enabled: maybe}"
     )
-    assert "var reuse_sink_enabled is 'maybe'; it must be true or false" in log
+    assert "the project sets `reuse_sink_enabled: 'maybe'`" in log and "Fix: e.g. `reuse_sink_enabled: false`" in log
 
 
 RUN_CASES = {

@@ -3,7 +3,7 @@ names the source or model, the setting and the fix; none passes silently."""
 
 import pytest
 
-SOURCES = """
+PARSE_SOURCES = """
 version: 2
 sources:
   - name: bad
@@ -14,45 +14,61 @@ sources:
       - {name: fraction, identifier: rows, meta: {scan_parallelism: 2.5}}
       - {name: no_key, identifier: rows, meta: {changelog_mode: upsert}}
       - {name: mode, identifier: rows, meta: {changelog_mode: retract, primary_key: [id]}}
+      - {name: key_type, identifier: rows, meta: {changelog_mode: upsert, primary_key: {id: 1}, op_column: op}}
+"""
+PARSE_MODELS = {
+    "models/sink_zero.sql": "{{ config(materialized='table', parallelism=-1) }}\nselect 1 as id",
+    "models/upsert_no_key.sql": "{{ config(materialized='upsert') }}\nselect 1 as id, '+I' as _op",
+    "models/upsert_parquet.sql": (
+        "{{ config(materialized='upsert', unique_key='id', file_format='parquet') }}\nselect 1 as id, '+I' as _op"
+    ),
+}
+PARSE_CASES = [
+    ("source `bad.zero` sets `scan_parallelism: 0`", "Fix: e.g. `scan_parallelism: 4`"),
+    ("source `bad.text` sets `scan_parallelism: 'four'`", "Fix: e.g. `scan_parallelism: 4`"),
+    ("source `bad.fraction` sets `scan_parallelism: 2.5`", "Fix: e.g. `scan_parallelism: 4`"),
+    ("source `bad.no_key` is a changelog (changelog_mode: upsert) without `primary_key`", "Fix:"),
+    ("source `bad.mode` sets `changelog_mode: 'retract'`", "Fix: one of `insert_only`, `upsert`, `all`"),
+    ("source `bad.key_type` sets `primary_key: {'id': 1}`", "Fix: e.g. `primary_key:"),
+    ("model `sink_zero` sets `parallelism: -1`", "Fix: e.g. `parallelism: 4`"),
+    ("Model `upsert_no_key` is materialized as `upsert` but has no `unique_key`", "Fix:"),
+    ("Model `upsert_parquet` is materialized as `upsert` with file_format 'parquet'", "Fix: set `file_format: iceberg`"),
+]
+
+
+def test_every_bad_setting_stops_the_parse_and_is_named_with_its_fix(make_project):
+    log = make_project("errors_parse", {"models/sources.yml": PARSE_SOURCES, **PARSE_MODELS}).fail("parse")
+    assert f"lakeplan found {len(PARSE_CASES)} problem(s) in this project's settings" in log
+    for owner, fix in PARSE_CASES:
+        [line] = [line for line in log.splitlines() if owner in line]
+        assert fix in line
+
+
+# What only the database can tell: columns the settings name that the source or query does not have.
+SOURCES = """
+version: 2
+sources:
+  - name: bad
+    schema: lakeplan_errors
+    tables:
       - {name: wrong_key, identifier: rows, meta: {changelog_mode: upsert, primary_key: [customer_id], op_column: op}}
       - {name: wrong_op, identifier: rows, meta: {changelog_mode: all, primary_key: [id]}}
       - {name: wrong_sequence, identifier: rows, meta: {changelog_mode: upsert, primary_key: [id], op_column: op, sequence_by: lsn}}
-      - {name: key_type, identifier: rows, meta: {changelog_mode: upsert, primary_key: {id: 1}, op_column: op}}
 """
 
 CASES = {
-    "zero": ("Invalid configured parallelism 0 for source `bad.zero`", "meta.scan_parallelism"),
-    "text": ('Invalid configured parallelism "four" for source `bad.text`', "positive integer"),
-    "fraction": ("Invalid configured parallelism 2.5 for source `bad.fraction`", "meta.scan_parallelism"),
-    "no_key": ("source `bad.no_key` is a changelog source (changelog_mode: upsert) without `meta.primary_key`", "Fix:"),
-    "mode": ('Unknown changelog_mode "retract" for source `bad.mode`', "insert_only, upsert, all"),
     "wrong_key": ("source `bad.wrong_key` sets `meta.primary_key` to a column it does not have: `customer_id`", "id, op, seq"),
     "wrong_op": ("source `bad.wrong_op` sets `meta.op_column` to a column it does not have: `_op`", "Fix:"),
     "wrong_sequence": ("source `bad.wrong_sequence` sets `meta.sequence_by` to a column it does not have: `lsn`", "Fix:"),
-    "key_type": ("Invalid `primary_key`", "source `bad.key_type`"),
 }
 
 MODELS = {f"models/read_{name}.sql": f"select * from {{{{ scan_source('bad', '{name}') }}}}" for name in CASES}
 MODEL_CASES = {
-    "sink_zero": (
-        "{{ config(materialized='table', parallelism=-1) }}\nselect 1 as id",
-        ("Invalid configured parallelism -1 for model `sink_zero`", "`parallelism`"),
-    ),
-    "upsert_no_key": (
-        "{{ config(materialized='upsert') }}\nselect 1 as id, '+I' as _op",
-        ("model `upsert_no_key` is materialized as `upsert` but has no `unique_key`", "Fix:"),
-    ),
     "upsert_no_op": (
         "{{ config(materialized='upsert', unique_key='id') }}\nselect 1 as id",
         ("model `upsert_no_op` sets `op_column` to `_op`, which its query does not select", "Fix:"),
     ),
-    "upsert_parquet": (
-        "{{ config(materialized='upsert', unique_key='id', file_format='parquet') }}\nselect 1 as id, '+I' as _op",
-        ("model `upsert_parquet` is materialized as `upsert` with file_format \"parquet\"", "iceberg"),
-    ),
 }
-
-
 @pytest.fixture(scope="module")
 def project(make_project):
     files = {

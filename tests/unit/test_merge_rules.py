@@ -2,7 +2,7 @@
 
 import pytest
 
-from dbt_lakeplan.merge_rules import MergeRuleError, resolve_merge_rules
+from dbt_lakeplan.merge_rules import resolve_merge_rules
 
 COLUMNS = {
     "k": "bigint", "a": "int", "b": "string", "g_1": "bigint", "c": "decimal(10,2)", "d": "date",
@@ -10,9 +10,15 @@ COLUMNS = {
 }  # fmt: skip
 
 
-def resolve(rules=None, groups=None, key=("k",)):
-    columns = [{"name": n, "data_type": t, "meta": {"merge": rules[n]} if n in (rules or {}) else {}} for n, t in COLUMNS.items()]
-    return resolve_merge_rules("wide", columns, list(key), groups)
+def resolve(rules=None, groups=None, key=("k",), problems=()):
+    columns = [(n, t, (rules or {}).get(n)) for n, t in COLUMNS.items()]
+    resolved, found = resolve_merge_rules("wide", columns, list(key), groups)
+    assert found == list(problems)
+    return resolved
+
+
+def problems(rules=None, groups=None):
+    return resolve_merge_rules("wide", [(n, t, (rules or {}).get(n)) for n, t in COLUMNS.items()], ["k"], groups)[1]
 
 
 def test_default_rule_is_last_non_null_and_keys_have_none():
@@ -36,7 +42,6 @@ def test_sequence_groups_list_their_columns_lower_case():
 @pytest.mark.parametrize(
     "rules, groups, message",
     [
-        ({"a": "avg"}, None, "Unknown merge rule 'avg' on column `a` of partial-update target `wide`"),
         ({"b": "sum"}, None, "Merge rule 'sum' on column `b` of partial-update target `wide` needs a numeric type, but the column is string"),
         ({"a": "append"}, None, "Merge rule 'append' on column `a` of partial-update target `wide` needs an array type, but the column is int"),
         ({"tags": "bool_or"}, None, "needs boolean, but the column is array<string>"),
@@ -46,13 +51,15 @@ def test_sequence_groups_list_their_columns_lower_case():
         (None, {"version": ["a"]}, "sequence_groups of `wide` names the sequence column `version`, which is not a column"),
         (None, {"g_1": ["nope"]}, "names the column `nope`, which is not a column of the target"),
         (None, {"g_1": ["k"]}, "names the key column `k`"),
-        (None, {"g_1": "a"}, "sequence_groups of partial-update target `wide` is {'g_1': 'a'}"),
         (None, {"tags": ["a"]}, "Sequence column `tags` of `wide` is array<string>; a version must be ordered"),
         ({"a": "sum"}, {"g_1": ["a"]}, "Column `a` of `wide` is in sequence group g_1 and has merge rule 'sum'"),
     ],
 )
 def test_misconfigurations_name_the_column_and_the_fix(rules, groups, message):
-    with pytest.raises(MergeRuleError) as error:
-        resolve(rules, groups)
-    assert message in str(error.value)
-    assert "Fix:" in str(error.value)
+    [problem] = problems(rules, groups)
+    assert message in problem and "Fix:" in problem and "\n" not in problem
+
+
+def test_every_problem_of_a_target_is_reported_at_once():
+    found = problems({"b": "sum", "k": "max"}, {"g_1": ["nope"], "tags": ["a"]})
+    assert len(found) == 4

@@ -11,15 +11,16 @@
         {%- do plans.append(lakeplan.lakeplan_partial_update_plan(group, spec)) -%}
     {%- endfor -%}
     {%- do lakeplan.lakeplan_validate_partial_update_overlaps(plans, spec) -%}
+    {#- Spark checks a setting's value when it is set: every group's options, before the first group writes -#}
+    {%- for plan in plans -%}
+        {%- do lakeplan.lakeplan_set_session_options(lakeplan.lakeplan_set_session_options(plan.group.write_options)) -%}
+    {%- endfor -%}
 
     {{ run_hooks(pre_hooks) }}
 
     {%- set creates = existing_relation is none or existing_relation.is_view or lakeplan.should_full_refresh() -%}
     {%- if creates and existing_relation is not none and existing_relation.is_view -%}
         {%- do adapter.drop_relation(existing_relation) -%}
-    {%- endif -%}
-    {%- if creates and not plans -%}
-        {%- call statement('main') -%}{{ lakeplan.lakeplan_partial_update_create_sql(target_relation, spec) }}{%- endcall -%}
     {%- endif -%}
 
     {%- do spec.update({'tombstones': lakeplan.lakeplan_partial_update_tombstones(target_relation, plans, spec, creates)}) -%}

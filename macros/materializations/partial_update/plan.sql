@@ -48,7 +48,7 @@
     {%- set previous = lakeplan.lakeplan_set_session_options(plan.group.write_options) -%}
     {%- call statement(statement_name) -%}
         {%- if creates -%}
-            {{ lakeplan.lakeplan_partial_update_create_sql(target, spec, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec)) }}
+            {{ lakeplan.lakeplan_partial_update_create_sql(target, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec)) }}
         {%- elif plan.group.write_mode == 'overwrite' -%}
             {{ lakeplan.lakeplan_partial_update_overwrite_sql(target, source, plan, spec) }}
         {%- else -%}
@@ -58,22 +58,17 @@
     {%- do lakeplan.lakeplan_set_session_options(previous) -%}
 {% endmacro %}
 
-{#- The target table with its declared columns and types: empty (a DDL: no snapshot of its own), or holding
-    `rows`, a query of every column in the declared order. -#}
-{% macro lakeplan_partial_update_create_sql(relation, spec, rows=none) %}
-    {%- set columns = [] -%}
-    {%- for column in spec.columns -%}
-        {%- do columns.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
-    {%- endfor %}
-    create or replace table {{ relation }} {% if rows is none %}({{ columns | join(', ') }}){% endif %}
+{#- The target table with its declared columns and types, holding `rows` (a query of every column in the
+    declared order): one atomic CREATE TABLE AS SELECT. -#}
+{% macro lakeplan_partial_update_create_sql(relation, rows) %}
+    {%- set created = relation %}
+    create or replace table {{ created }}
     {{ file_format_clause() }}
     {{ partition_cols(label="partitioned by") }}
     {{ tblproperties_clause() }}
     {{ location_clause() }}
     {{ comment_clause() }}
-    {%- if rows is not none %}
     as {{ rows }}
-    {%- endif %}
 {% endmacro %}
 
 {#- The rows a group's first write creates the table with: every declared column, in order, typed; the group's

@@ -1,0 +1,156 @@
+"""Sink reuse for partial updates (FLIP-506), planned at parse time: which models are members of which target,
+every rule between them that needs no database, and the target's plan of write groups.
+
+Members (config `partial_update_target`) become ephemeral inputs of their target: they write nothing
+themselves, the manifest shows member -> target lineage, and the target's plan carries the write groups that
+its `partial_update` materialization executes, one statement per group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbt_lakeplan.digest import Member
+from dbt_lakeplan.grouping import WriteGroup, ungrouped_reason
+from dbt_lakeplan.merge_rules import resolve_merge_rules
+from dbt_lakeplan.settings import ColumnSettings, ModelSettings
+from dbt_lakeplan.spark_types import CASTS, FAMILIES, family
+
+TARGET_MATERIALIZATION = "partial_update"
+
+
+def member(
+    node, settings: ModelSettings, targets: dict[str, Any], materialized: dict[str, str], problems: list[str]
+) -> Member | None:
+    """The member a model is, checked against its target's declaration; None when it cannot be one.
+    `targets`: name -> (node, settings) of every target; `materialized`: name -> materialization of every model."""
+    name, target_name = node.name, settings.partial_update_target
+    fix = "Fix: point partial_update_target at a model whose SQL is `{{ partial_update_target() }}`."
+    if node.config.materialized == TARGET_MATERIALIZATION:
+        problems.append(
+            f"Model `{name}` is a partial-update target and also sets partial_update_target: '{target_name}'; a "
+            f"target is written by its members and cannot write another table. Fix: remove partial_update_target "
+            f"from `{name}`, or make it an ordinary model."
+        )
+        return None
+    if target_name not in targets:
+        problems.append(
+            f"Model `{name}` sets partial_update_target: '{target_name}', but "
+            + (f"`{target_name}` is not a partial-update target (it is materialized as `{materialized[target_name]}`)."
+               if target_name in materialized else "no model of that name exists.") + f" {fix}"
+        )  # fmt: skip
+        return None
+    target, target_settings = targets[target_name]
+    if settings.op_column and target_settings.partial_update_on_delete == "error":
+        problems.append(
+            f"Member `{name}` of partial-update target `{target_name}` is a changelog (op_column `{settings.op_column}`) "
+            f"whose deletes the target refuses (partial_update_on_delete: error, as Paimon's partial-update). Fix: "
+            f"set `partial_update_on_delete: ignore` (drop -D/-U rows) or `remove_record` (a -D removes the row) on "
+            f"`{target_name}`."
+        )
+    columns = {column.lower() for column in target.columns}
+    unknown = sorted(column for column in settings.static_partition or {} if column.lower() not in columns)
+    if unknown:
+        problems.append(
+            f"Member `{name}` sets static_partition on {', '.join(unknown)}, which `{target_name}` does not declare. "
+            f"Fix: name columns of `{target_name}`'s YAML in static_partition."
+        )
+    return Member(
+        unique_id=node.unique_id, name=name, target=target.unique_id, write_mode=settings.write_mode,
+        static_partition=dict(settings.static_partition or {}), write_options=dict(settings.write_options or {}),
+        parallelism=settings.parallelism, op_column=settings.op_column, sequence_by=settings.sequence_by,
+    )  # fmt: skip
+
+
+def target_plan(node, settings: ModelSettings, column_settings: dict[str, ColumnSettings], problems: list[str]):
+    """A target's plan without its groups: key, typed columns with rules, sequence groups, delete handling."""
+    name = node.name
+    if not settings.unique_key:
+        problems.append(f"Partial-update target `{name}` has no `unique_key`; members' rows are merged per primary "
+                        "key. Fix: set `unique_key` (a column or a list) in its config.")  # fmt: skip
+    if node.config.get("file_format") != "iceberg":
+        problems.append(
+            f"Partial-update target `{name}` has file_format {node.config.get('file_format')!r}; its writes are MERGEs, "
+            "which need row-level updates. Fix: set `file_format: iceberg`."
+        )
+    untyped = sorted(column_name for column_name, column in node.columns.items() if not column.data_type)
+    if not node.columns or untyped:
+        problems.append(
+            f"Partial-update target `{name}` must declare every column with its `data_type` in YAML; missing for: "
+            f"{', '.join(untyped) or 'all of them (no columns are declared)'}. Fix: list each column of the wide "
+            f"table with `data_type` under `columns:` of `{name}`."
+        )
+    columns = []
+    for column_name, column in node.columns.items():
+        if column.data_type and family(column.data_type) is None:
+            problems.append(
+                f"Column `{column_name}` of partial-update target `{name}` has data_type `{column.data_type}`, which "
+                "is no Spark type. Fix: use a Spark type, such as bigint, int, double, decimal(10,2), string, "
+                "boolean, date, timestamp, array<string>, map<string,int> or struct<...>."
+            )
+        elif column.data_type:
+            columns.append({"name": column_name, "data_type": column.data_type.lower()})
+    rules = [(c["name"], c["data_type"], _declared_rule(column_settings.get(c["name"]))) for c in columns]
+    merge, rule_problems = resolve_merge_rules(name, rules, settings.unique_key or [], settings.sequence_groups)
+    problems.extend(rule_problems)
+    grouped = {column: group["sequence"] for group in merge["sequence_groups"]
+               for column in [group["sequence"], *group["columns"]]}  # fmt: skip
+    return {
+        "columns": columns,
+        "on_delete": settings.partial_update_on_delete,
+        "tombstone_retention_days": settings.tombstone_retention_days,
+        **merge,
+        "grouped": grouped,
+        "types": {"families": FAMILIES, "casts": CASTS},
+    }
+
+
+def _declared_rule(settings: ColumnSettings | None) -> str | None:
+    return settings.merge if settings is not None and "merge" in settings.model_fields_set else None
+
+
+def check_groups(target_name: str, groups: list[WriteGroup], problems: list[str]) -> None:
+    """Overwrites replace what they cover, so two overwrite groups must cover different partitions; they are
+    written before the merges (grouping.py), so a merge's values are never wiped by an overwrite of the same run."""
+    covered: list[WriteGroup] = []
+    for group in (g for g in groups if g.members[0].write_mode == "overwrite"):
+        first = group.members[0]
+        clash = next((other for other in covered if not first.static_partition
+                      or not other.members[0].static_partition
+                      or other.members[0].static_partition == first.static_partition), None)  # fmt: skip
+        if clash is not None:
+            problems.append(
+                f"Members `{clash.members[0].name}` and `{first.name}` of `{target_name}` overwrite the same rows "
+                f"(write_mode: overwrite, static_partition {clash.members[0].static_partition or 'none: the whole table'}"
+                f" and {first.static_partition or 'none: the whole table'}) in separate writes: the later would wipe "
+                "the earlier. Fix: give them equal write settings so they share one write, or different static partitions."
+            )
+        covered.append(group)
+
+
+def group_plan(group: WriteGroup) -> dict[str, Any]:
+    first = group.members[0]
+    return {
+        "digest": group.digest,
+        "digest_id": group.digest_id,
+        "write_mode": first.write_mode,
+        "static_partition": first.static_partition,
+        "write_options": first.write_options,
+        "parallelism": first.parallelism,
+        "members": [
+            {"unique_id": m.unique_id, "name": m.name, "sequence_by": m.sequence_by, "op_column": m.op_column}
+            for m in group.members
+        ],
+    }
+
+
+def report(targets: dict[str, Any], groups: list[WriteGroup], members: list[Member], reuse_enabled: bool) -> dict:
+    """The sink-reuse report (plain data, for JSON): each target's groups and rules, each member's group."""
+    report_members = {}
+    for group in groups:
+        for one in group.members:
+            entry = {"target": one.target, "digest": group.digest, "group": group.digest_id}
+            if len(group.members) == 1:
+                entry["ungrouped_reason"] = ungrouped_reason(one, members, reuse_enabled)
+            report_members[one.unique_id] = entry
+    return {"reuse_sink_enabled": reuse_enabled, "targets": targets, "members": report_members}

@@ -1,0 +1,214 @@
+"""The planner: reads every lakeplan setting of a parsed project once, through its declaration (settings.py),
+checks everything that needs no database, and hands each source and model one plan.
+
+    sources' meta ---+
+    models' config --+--> settings (typed) --> rules per feature --> problems: all raised at once, or
+    columns' meta ---+                                           --> plans: node.config["lakeplan_plan"]
+    project vars ----+
+
+The macros read a node's plan and nothing else of lakeplan's settings; they keep only what needs a live
+session: members' real columns and casts, source columns, table layouts. docs/settings.md describes the plan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from dbt.adapters.spark.impl import SparkConfig
+from dbt.artifacts.resources import ModelConfig
+from dbt_common.exceptions import CompilationError
+
+from dbt_lakeplan import partial_update
+from dbt_lakeplan.grouping import group_members
+from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, problems
+
+PLAN_KEY = "lakeplan_plan"
+PLAN_VERSION = 1
+MEMBER_ONLY = ("write_mode", "static_partition", "write_options")
+TARGET_ONLY = ("partial_update_on_delete", "sequence_groups")
+TABLES = ("table", "incremental", "upsert", partial_update.TARGET_MATERIALIZATION)  # what a layout can apply to
+# dbt's and dbt-spark's own model configs: never a misspelt lakeplan setting
+DBT_MODEL_CONFIGS = frozenset(
+    {f.name for f in dataclasses.fields(ModelConfig) + dataclasses.fields(SparkConfig)}
+    | {"tblproperties", "merge_exclude_columns", "incremental_predicates", "predicates", "post-hook", "pre-hook"}
+)
+
+
+class LakeplanConfigError(CompilationError):
+    """lakeplan settings that no correct run can follow; every one found in the project, each a sentence."""
+
+
+def raise_problems(found: list[str]) -> None:
+    if found:
+        listed = "\n".join(f"  {n}. {problem}" for n, problem in enumerate(found, 1))
+        raise LakeplanConfigError(f"lakeplan found {len(found)} problem(s) in this project's settings:\n{listed}")
+
+
+def read_vars(raw_vars: dict[str, Any], found: list[str]) -> ProjectVars:
+    settings, var_problems = problems("var", "the project", raw_vars)
+    found.extend(var_problems)
+    return settings or ProjectVars()
+
+
+def source_plan(source, found: list[str]) -> dict[str, Any] | None:
+    owner = f"source `{source.source_name}.{source.name}`"
+    settings, source_problems = problems("source", owner, dict(source.meta or {}))
+    found.extend(source_problems)
+    if settings is None:
+        return None
+    s = settings
+    keyed = _keyed(s.pre_keyed_by, s.key_groups, owner, "pre_keyed_by", found)
+    if s.changelog_mode != "insert_only" and not s.primary_key:
+        found.append(f"{owner} is a changelog (changelog_mode: {s.changelog_mode}) without `primary_key`; changes of one "
+                     "key must reach one partition in order. Fix: add `primary_key: [<column>, ...]` to its meta.")  # fmt: skip
+    if keyed and s.scan_parallelism is not None and s.scan_parallelism != s.key_groups:
+        found.append(
+            f"{owner} is pre-keyed into {s.key_groups} key groups but sets scan_parallelism {s.scan_parallelism}; "
+            "repartitioning it would break its keyedness (every keyed operator after it would shuffle again). "
+            f"Fix: set scan_parallelism to {s.key_groups} or remove it."
+        )
+    if keyed and s.changelog_mode != "insert_only" and s.primary_key and _lower(s.pre_keyed_by) != _lower(s.primary_key):
+        found.append(
+            f"{owner} is a changelog pre-keyed by {s.pre_keyed_by}, not by its primary_key {s.primary_key}: changes "
+            "of one key could sit in different buckets, out of order. Fix: bucket the table by the primary key and "
+            "declare `pre_keyed_by` the same."
+        )
+    if keyed and s.datagen:
+        found.append(f"{owner} is a datagen source and cannot be pre_keyed_by: it has no bucketed table. Fix: remove "
+                     "`pre_keyed_by` and `key_groups` from its meta.")  # fmt: skip
+    return {
+        "version": PLAN_VERSION, "owner": owner, "parallelism": s.scan_parallelism, "changelog_mode": s.changelog_mode,
+        "primary_key": s.primary_key or [], "op_column": s.op_column, "sequence_by": s.sequence_by,
+        "datagen": s.datagen, "keyed": keyed,
+    }  # fmt: skip
+
+
+def _lower(names: list[str] | None) -> list[str]:
+    return [name.lower() for name in names or []]
+
+
+def _keyed(keys, key_groups, owner: str, keys_setting: str, found: list[str]) -> dict[str, Any] | None:
+    if keys is None and key_groups is None:
+        return None
+    if not keys or key_groups is None:
+        found.append(
+            f"{owner} sets only one of `{keys_setting}` ({keys}) and `key_groups` ({key_groups}); a keyed layout needs "
+            f"both. Fix: set both, e.g. `{keys_setting}: [customer_key]` and `key_groups: 8`, or neither."
+        )
+        return None
+    return {"keys": keys, "key_groups": key_groups}
+
+
+def model_settings(node, found: list[str]) -> tuple[ModelSettings | None, dict[str, Any]]:
+    """A model's settings and its columns' (column name -> ColumnSettings)."""
+    owner = f"model `{node.name}`"
+    raw = {k: v for k, v in node.config.to_dict(omit_none=True).items() if not k.startswith("lakeplan_")}
+    settings, model_problems = problems("model", owner, raw, DBT_MODEL_CONFIGS)
+    found.extend(model_problems)
+    columns = {}
+    for name, column in node.columns.items():
+        column_settings, column_problems = problems("column", f"column `{name}` of {owner}", {**column.meta, **column.config.meta})
+        found.extend(column_problems)
+        columns[name] = column_settings
+    return settings, columns
+
+
+def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: list[str]) -> dict[str, Any]:
+    """The plan every model gets: its key, distribution and layout, and per role (upsert, target, member) the
+    checks that need no database."""
+    name, materialized, owner = node.name, node.config.materialized, f"model `{node.name}`"
+    is_member = settings.partial_update_target is not None
+    is_target = materialized == partial_update.TARGET_MATERIALIZATION
+    for setting in (s for s in MEMBER_ONLY if s in settings.model_fields_set and not is_member):
+        found.append(f"{owner} sets `{setting}`, which only a partial-update member uses: it would do nothing here. "
+                     f"Fix: remove it, or set `partial_update_target` to make `{name}` a member.")  # fmt: skip
+    for setting in (s for s in TARGET_ONLY if s in settings.model_fields_set and not is_target):
+        found.append(f"{owner} sets `{setting}`, which only a partial-update target uses: it would do nothing here. "
+                     "Fix: set it on the target (its SQL is `{{ partial_update_target() }}`).")  # fmt: skip
+    for column, column_settings in columns.items():
+        if column_settings is not None and "merge" in column_settings.model_fields_set and not is_target:
+            found.append(f"Column `{column}` of {owner} has merge rule {column_settings.merge!r}, which only a column of "
+                         "a partial-update target follows. Fix: remove it, or declare it on the target's column.")  # fmt: skip
+    table = materialized in TABLES and not is_member
+    keyed = _keyed(settings.keyed_by, settings.key_groups, owner, "keyed_by", found)
+    if keyed and (len(keyed["keys"]) != 1 or not table or node.config.get("file_format") != "iceberg"):
+        found.append(
+            f"{owner} sets keyed_by {keyed['keys']} as a {'member' if is_member else materialized} with file_format "
+            f"{node.config.get('file_format')!r}; lakeplan keys an Iceberg table, incremental or upsert by exactly one "
+            "column (Iceberg buckets one column per transform). Fix: key the model by one column (e.g. a surrogate "
+            "key), materialized as a table, incremental or upsert with `file_format: iceberg`."
+        )
+    if settings.parallelism is not None and not table and not is_member:
+        found.append(f"{owner} sets parallelism {settings.parallelism} but is a {materialized}, which writes nothing to "
+                     "distribute. Fix: remove it, or materialize the model as a table.")  # fmt: skip
+    plan: dict[str, Any] = {
+        "version": PLAN_VERSION, "model": name, "key": settings.unique_key or [],
+        "distribution": {"parallelism": settings.parallelism}, "keyed": keyed,
+        "on_state_mismatch": settings.on_state_mismatch,
+    }  # fmt: skip
+    if materialized == "upsert":
+        plan["upsert"] = _upsert(node, settings, found)
+    if is_target:
+        plan["partial_update"] = partial_update.target_plan(node, settings, columns, found)
+    return plan
+
+
+def _upsert(node, settings: ModelSettings, found: list[str]) -> dict[str, Any]:
+    if not settings.unique_key:
+        found.append(f"Model `{node.name}` is materialized as `upsert` but has no `unique_key`; the key decides which row "
+                     "a change replaces. Fix: add `unique_key` (the changelog's primary key) to its config.")  # fmt: skip
+    if node.config.get("file_format") != "iceberg":
+        found.append(f"Model `{node.name}` is materialized as `upsert` with file_format {node.config.get('file_format')!r}; "
+                     "its MERGE needs row-level updates. Fix: set `file_format: iceberg`.")  # fmt: skip
+    return {
+        "op_column": settings.op_column or "_op", "sequence_by": settings.sequence_by,
+        "tombstone_retention_days": settings.tombstone_retention_days,
+    }  # fmt: skip
+
+
+def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[str, Any]]:
+    """Checks the whole project and puts every source's and model's plan in its config; raises with every
+    problem found. Members become ephemeral inputs of their target. Returns the project vars and the
+    sink-reuse report.
+    Idempotent: planning an already planned manifest changes nothing."""
+    found: list[str] = []
+    project = read_vars(raw_vars, found)
+    source_plans = {uid: source_plan(source, found) for uid, source in manifest.sources.items()}
+    models = [node for node in manifest.nodes.values() if node.resource_type == "model"]
+    settings = {node.unique_id: model_settings(node, found) for node in models}
+    plans = {node.unique_id: model_plan(node, *settings[node.unique_id], found)
+             for node in models if settings[node.unique_id][0] is not None}  # fmt: skip
+    targets = {node.name: (node, settings[node.unique_id][0]) for node in models
+               if node.config.materialized == partial_update.TARGET_MATERIALIZATION and node.unique_id in plans}  # fmt: skip
+    materialized = {node.name: node.config.materialized for node in models}
+    members = [partial_update.member(node, settings[node.unique_id][0], targets, materialized, found)
+               for node in models if node.unique_id in plans and settings[node.unique_id][0].partial_update_target]  # fmt: skip
+    groups = group_members([m for m in members if m], project.reuse_sink_enabled)
+    for name, (target, _) in sorted(targets.items()):
+        own = [g for g in groups if g.target == target.unique_id]
+        named = any(node.config.get("partial_update_target") == name for node in models)  # even with bad settings
+        if not named:
+            found.append(f"Partial-update target `{name}` has no members, so it would be created empty. Fix: set "
+                         f"`partial_update_target: '{name}'` on the models that write its columns.")  # fmt: skip
+        partial_update.check_groups(name, own, found)
+        plans[target.unique_id]["partial_update"]["groups"] = [partial_update.group_plan(g) for g in own]
+    raise_problems(found)
+
+    for uid, plan in source_plans.items():
+        manifest.sources[uid].config[PLAN_KEY] = plan
+    for uid, plan in plans.items():
+        manifest.nodes[uid].config[PLAN_KEY] = plan
+    for one in (m for m in members if m):
+        node, target = manifest.nodes[one.unique_id], manifest.nodes[one.target]
+        node.config.materialized = "ephemeral"
+        # where `partial_update_target_relation()` finds the table (a ref would make a cycle)
+        node.config[PLAN_KEY]["member_of"] = {"target": target.name, "schema": target.schema, "identifier": target.alias}
+        if one.unique_id not in target.depends_on.nodes:
+            target.depends_on.nodes.append(one.unique_id)
+    report_targets = {
+        target.unique_id: {"relation": target.relation_name, **{k: plans[target.unique_id]["partial_update"][k]
+                                                                for k in ("groups", "rules", "sequence_groups")}}
+        for target, _ in targets.values()
+    }
+    return project, partial_update.report(report_targets, groups, [m for m in members if m], project.reuse_sink_enabled)

@@ -1,0 +1,197 @@
+"""Every lakeplan setting, declared once: where it is written, its type, default, allowed values, meaning, and
+whether it changes what a table holds (a fingerprint counts it) or only how the table is computed.
+
+Four places hold settings: a source table's `meta:`, a model's config, a column's `meta:` (of a partial-update
+target) and the project's vars. Each place is one pydantic model below; the planner reads every node through
+them once, at parse time. docs/settings.md is generated from these declarations (scripts/settings_doc.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+
+from dbt_lakeplan.merge_rules import DEFAULT_RULE, RULES
+
+PLACES = {
+    "source": "source table `meta:`",
+    "model": "model config",
+    "column": "column `meta:` of a partial-update target",
+    "var": "project var",
+}
+
+
+def _column_list(value: Any) -> Any:
+    """A column or a list of columns, as YAML allows both: always a list afterwards."""
+    return [value] if isinstance(value, str) else value
+
+
+ColumnNames = Annotated[list[str], BeforeValidator(_column_list)]
+PositiveInt = Annotated[StrictInt, Field(ge=1)]
+Scalar = Union[StrictBool, StrictInt, float, str]
+SPARK_KEY = r"^[A-Za-z0-9_.-]+$"  # a Spark setting's key; write options are sent as `SET key=value`
+
+
+def _one_statement(value: Any) -> Any:
+    if isinstance(value, str) and re.search(r"[;\n]", value):
+        raise ValueError("a Spark setting's value cannot hold `;` or a line break")
+    return value
+
+
+SparkValue = Annotated[Scalar, AfterValidator(_one_statement)]
+
+
+def setting(default: Any, meaning: str, changes_contents: bool, example: Any, **constraints: Any) -> Any:
+    """A declared setting. `changes_contents`: whether changing it changes what the table holds, so that its
+    fingerprint must change (FLIP-411); `example`: a valid non-default value (docs, and the test that walks
+    every declaration)."""
+    extra = {"changes_contents": changes_contents, "example": example}
+    return Field(default, description=meaning, json_schema_extra=extra, **constraints)
+
+
+class Settings(BaseModel):
+    """A place's settings: unknown keys belong to dbt or other packages, and pass."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class SourceSettings(Settings):
+    scan_parallelism: Optional[PositiveInt] = setting(
+        None, "the number of partitions of this source's stage (Flink `scan.parallelism`)", False, 4)
+    changelog_mode: Literal["insert_only", "upsert", "all"] = setting(
+        "insert_only", "`insert_only`: +I rows; `upsert`: +I, +U, -D; `all`: also -U (Flink RowKind)", True, "upsert")
+    primary_key: Optional[ColumnNames] = setting(
+        None, "column or list of columns; required for `upsert` and `all`", True, ["id"])
+    op_column: str = setting("_op", "the column holding a changelog row's op", True, "op")
+    sequence_by: Optional[str] = setting(None, "the column ordering the changes of one key", True, "version")
+    datagen: Optional[dict[str, Any]] = setting(
+        None, "no physical table: `{rows: N, fields: {name: <SQL over id>}}` or `{changelog: {keys: K, versions: V}}`",
+        True, {"rows": 10})
+    pre_keyed_by: Optional[ColumnNames] = setting(
+        None, "the column the table is bucketed by (with `key_groups`): keyed work reads it without a shuffle",
+        False, ["id"])
+    key_groups: Optional[PositiveInt] = setting(None, "the number of buckets of a keyed layout", False, 8)
+
+
+class ModelSettings(Settings):
+    unique_key: Optional[ColumnNames] = setting(
+        None, "the primary key (dbt's own setting): of an `upsert`, a partial-update target, a `parallelism` hash",
+        True, ["id"])
+    parallelism: Optional[PositiveInt] = setting(
+        None, "the model's write is redistributed to N partitions, hashed on `unique_key` (Flink FLIP-146)", False, 4)
+    keyed_by: Optional[ColumnNames] = setting(
+        None, "one column the table is bucketed by (with `key_groups`); an Iceberg table, incremental or upsert",
+        False, ["id"])
+    key_groups: Optional[PositiveInt] = setting(None, "the number of buckets of `keyed_by`", False, 8)
+    op_column: Optional[str] = setting(
+        None, "the column holding the changelog op: of an `upsert` (default `_op`); on a member it makes the member "
+        "a changelog", True, "op")
+    sequence_by: Optional[str] = setting(
+        None, "the column ordering rows of one key (a version or timestamp): the later row wins", True, "version")
+    tombstone_retention_days: PositiveInt = setting(
+        7, "how long a delete is remembered against late rows (`upsert` with `sequence_by`, `remove_record`)",
+        False, 30)
+    on_state_mismatch: Literal["fail", "full_refresh", "ignore"] = setting(
+        "fail", "what a stateful model does when its fingerprint no longer fits its table", False, "full_refresh")
+    partial_update_target: Optional[str] = setting(
+        None, "on a member: the partial-update target model it writes columns of", True, "customer_360")
+    write_mode: Literal["merge", "overwrite"] = setting(
+        "merge", "on a member: its group MERGEs, or INSERT OVERWRITEs the table (or `static_partition`)", True,
+        "overwrite")
+    static_partition: Optional[dict[str, Scalar]] = setting(
+        None, "on a member: the partition (column: value) an overwrite replaces", True, {"day": "2024-01-01"})
+    write_options: Optional[dict[Annotated[str, Field(pattern=SPARK_KEY)], Optional[SparkValue]]] = setting(
+        None, "on a member: Spark settings in effect during its group's statement", False,
+        {"spark.sql.shuffle.partitions": 4})
+    partial_update_on_delete: Literal["error", "ignore", "remove_record"] = setting(
+        "error", "on a target: what a changelog member's -D does (`error`, as Paimon's partial-update)", True,
+        "remove_record")
+    sequence_groups: Optional[dict[str, Annotated[list[str], Field(min_length=1)]]] = setting(
+        None, "on a target: a sequence column -> the columns it versions (Paimon's sequence-group)", True,
+        {"status_seq": ["status"]})
+
+
+class ColumnSettings(Settings):
+    merge: Literal[tuple(RULES)] = setting(  # type: ignore[valid-type]
+        DEFAULT_RULE, "how this run's values of a key and the stored value combine (Paimon's aggregate functions)",
+        True, "sum")
+
+
+class ProjectVars(Settings):
+    reuse_sink_enabled: StrictBool = setting(
+        True, "`false`: every partial-update member writes its own MERGE (N commits, same contents)", False, False)
+    fingerprint_version: Literal["v2", "v3"] = setting(
+        "v3", "`v3` (chaining-agnostic, FLIP-411) or `v2` (ephemeral inlining counts)", False, "v2")
+    lakeplan_accept_state: list[str] = setting(
+        [], "models whose changed logic is accepted without a rebuild (`--vars`)", False, ["customer_360"])
+
+
+SCHEMAS: dict[str, type[Settings]] = {
+    "source": SourceSettings, "model": ModelSettings, "column": ColumnSettings, "var": ProjectVars,
+}
+
+def changes_contents(place: str, name: str) -> bool:
+    return SCHEMAS[place].model_fields[name].json_schema_extra["changes_contents"]
+
+
+def contents_keys(place: str) -> tuple[str, ...]:
+    """The settings of a place that change what a table holds: what a fingerprint counts."""
+    return tuple(name for name in SCHEMAS[place].model_fields if changes_contents(place, name))
+
+
+def _allowed(place: str, name: str) -> str:
+    field = SCHEMAS[place].model_fields[name]
+    literal = re.findall(r"'([^']*)'", str(field.annotation)) if "Literal" in str(field.annotation) else []
+    return "one of " + ", ".join(f"`{value}`" for value in literal) if literal else f"e.g. `{name}: {field.json_schema_extra['example']}`"
+
+
+def problems(
+    place: str, owner: str, raw: dict[str, Any], known: frozenset[str] = frozenset()
+) -> tuple[Settings | None, list[str]]:
+    """The settings of one place, read through its declaration, and every problem with them as a sentence
+    that names the owner, the setting, the value, what is allowed and the fix. `known`: other tools' keys."""
+    found = [miss for miss in (_near_miss(place, owner, key) for key in raw if key not in known) if miss]
+    try:
+        return SCHEMAS[place].model_validate(raw), found
+    except ValidationError as error:
+        seen = set()
+        for detail in error.errors():
+            name = str(detail["loc"][0])
+            if name in seen:
+                continue
+            seen.add(name)
+            found.append(
+                f"{owner} sets `{name}: {_show(raw.get(name))}`, which lakeplan cannot use ({detail['msg'].lower()}); "
+                f"{SCHEMAS[place].model_fields[name].description}. Fix: {_allowed(place, name)}, or remove it."
+            )
+        return None, found
+
+
+def _near_miss(place: str, owner: str, key: str) -> str | None:
+    """`scan_paralelism`: a key that is no setting here but one edit away from a lakeplan setting."""
+    key_text = str(key)
+    if key_text in SCHEMAS[place].model_fields:
+        return None
+    elsewhere = [p for p, schema in SCHEMAS.items() if p != place and key_text in schema.model_fields]
+    if elsewhere and place != "var":
+        return (
+            f"{owner} sets `{key_text}`, a lakeplan setting of the {PLACES[elsewhere[0]]}, not of the "
+            f"{PLACES[place]}: it would do nothing here. Fix: move it to the {PLACES[elsewhere[0]]}."
+        )
+    everywhere = {name: p for p in reversed(SCHEMAS) for name in SCHEMAS[p].model_fields if p != "var" or place == "var"}
+    close = difflib.get_close_matches(key_text, list(everywhere), n=1, cutoff=0.8)
+    if not close:
+        return None
+    setting_place = everywhere[close[0]] if close[0] not in SCHEMAS[place].model_fields else place
+    where = "" if setting_place == place else f", a setting of the {PLACES[setting_place]}"
+    return (
+        f"{owner} sets `{key_text}`, which is no lakeplan setting and would be ignored: did you mean `{close[0]}`"
+        f"{where}? Fix: rename it to `{close[0]}` ({SCHEMAS[setting_place].model_fields[close[0]].description})."
+    )
+
+
+def _show(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)

@@ -1,0 +1,180 @@
+"""One planner: every lakeplan setting is checked at parse time, for the whole project at once, and a target's
+every check runs before its first statement; the macros work from the plan alone."""
+
+import json
+import re
+
+import pytest
+
+from tests.conftest import snapshots, write_files
+from tests.integration.test_partial_update import member, rows, target_yml
+
+WIDE = {
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint", "b": "bigint", "v": "bigint"}),
+}
+
+# Ten misconfigurations in one project, two of them misspelt keys: one `dbt parse` names them all.
+TEN = {
+    **WIDE,
+    "models/m_zero.sql": member("wide", "select 1 as id, 1 as a", parallelism=0),
+    "models/m_text.sql": member("wide", "select 1 as id, 1 as b", parallelism="abc"),
+    "models/m_static.sql": member("wide", "select 1 as id, 1 as v", static_partition="day=1"),
+    "models/typo.sql": "{{ config(partial_update_taget='wide') }}\nselect 1 as id",
+    "models/keyed_view.sql": "{{ config(materialized='view', keyed_by='id', key_groups=4) }}\nselect 1 as id",
+    "models/both.sql": "{{ config(materialized='partial_update', partial_update_target='wide') }}\nselect 1 as id",
+    "models/both.yml": target_yml("both", {"id": "bigint", "a": "bigint"}),
+    "models/both_member.sql": member("both", "select 1 as id, 1 as a"),
+    "models/lonely.sql": "{{ partial_update_target() }}",
+    "models/lonely.yml": target_yml("lonely", {"id": "bigint", "n": "decimall(5,2)"}, rules={"n": "sum"}),
+    "models/sources.yml": (
+        "version: 2\nsources:\n  - name: raw\n    tables:\n"
+        "      - {name: events, meta: {scan_paralelism: 4}}\n"
+        "      - {name: changes, meta: {changelog_mode: upsert}}\n"
+    ),
+    "models/sums.yml": "version: 2\nmodels:\n  - name: m_zero\n    columns:\n      - {name: a, meta: {merg: sum}}\n",
+}
+TEN_PROBLEMS = [
+    ("model `m_zero` sets `parallelism: 0`", "Fix: e.g. `parallelism: 4`"),
+    ("model `m_text` sets `parallelism: 'abc'`", "Fix: e.g. `parallelism: 4`"),
+    ("model `m_static` sets `static_partition: 'day=1'`", "Fix: e.g. `static_partition:"),
+    ("model `typo` sets `partial_update_taget`", "did you mean `partial_update_target`?"),
+    ("model `keyed_view` sets keyed_by ['id'] as a view", "Fix: key the model by one column"),
+    ("Model `both` is a partial-update target and also sets partial_update_target: 'wide'", "Fix: remove"),
+    ("Partial-update target `lonely` has no members", "Fix: set `partial_update_target: 'lonely'`"),
+    ("Column `n` of partial-update target `lonely` has data_type `decimall(5,2)`, which is no Spark type", "Fix: use"),
+    ("source `raw.events` sets `scan_paralelism`", "did you mean `scan_parallelism`?"),
+    ("source `raw.changes` is a changelog (changelog_mode: upsert) without `primary_key`", "Fix: add `primary_key"),
+    ("column `a` of model `m_zero` sets `merg`", "did you mean `merge`"),
+]
+
+
+def problems_in(log: str) -> list[str]:
+    return [line.strip() for line in log.splitlines() if re.match(r"\s*\d+\. ", line)]
+
+
+def test_one_parse_reports_every_misconfiguration_each_with_its_owner_and_fix(make_project):
+    log = make_project("planner_ten", TEN).fail("parse")
+    assert "lakeplan found 11 problem(s) in this project's settings" in log
+    found = problems_in(log)
+    assert len(found) == 11
+    for owner, fix in TEN_PROBLEMS:
+        [line] = [problem for problem in found if owner in problem]
+        assert fix in line and "Fix:" in line
+
+
+@pytest.mark.parametrize(
+    "files, fragment",
+    [
+        ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a", write_options={"spark.sql.x": {"a": 1}})},
+         "model `m` sets `write_options:"),
+        ({**WIDE, "models/m.sql": "{{ config(meta={'merg': 'sum'}, partial_update_target='wide') }}\nselect 1 as id"},
+         None),
+        ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a", op_column="_op")},
+         "Member `m` of partial-update target `wide` is a changelog (op_column `_op`) whose deletes the target refuses"),
+        ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a"),
+          "models/plain.sql": "{{ config(write_mode='overwrite') }}\nselect 1 as id"},
+         "model `plain` sets `write_mode`, which only a partial-update member uses"),
+        ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a"),
+          "models/plain.sql": "{{ config(materialized='view', parallelism=4) }}\nselect 1 as id"},
+         "model `plain` sets parallelism 4 but is a view, which writes nothing to distribute"),
+        ({**WIDE, "models/m1.sql": member("wide", "select 1 as id, 1 as a", write_mode="overwrite"),
+          "models/m2.sql": member("wide", "select 1 as id, 1 as b", write_mode="overwrite", write_options={"k.x": 1})},
+         "Members `m1` and `m2` of `wide` overwrite the same rows"),
+    ],
+    ids=["write_options_value", "model_meta_is_not_checked", "changelog_refused", "member_only",
+         "parallelism_on_view", "two_overwrites"],
+)
+def test_settings_that_cannot_work_stop_the_parse(make_project, files, fragment):
+    project = make_project("planner_case", files)
+    if fragment is None:  # a model's own meta is the user's: lakeplan reads only the places it declares
+        project.run("parse")
+        return
+    assert fragment in project.fail("parse")
+
+
+def test_a_bad_write_option_of_a_later_group_writes_nothing(make_project, spark):
+    files = {
+        **WIDE,
+        "models/m1.sql": member("wide", "select id, id * {{ var('f', 1) }} as a from range(0, 10)"),
+        "models/m2.sql": (
+            "{{ config(partial_update_target='wide', write_options={'spark.sql.shuffle.partitions': var('n', 4)}) }}\n"
+            "select id, id * {{ var('f', 1) }} as b from range(0, 10)"
+        ),
+    }  # fmt: skip
+    project = make_project("planner_options", files)
+    project.run("run")
+    before = (snapshots(spark, "lakeplan_planner_options.wide"), rows(spark, "lakeplan_planner_options.wide"))
+    report = json.loads((project.path / "target" / "lakeplan_sink_reuse.json").read_text())
+    assert len(report["targets"]["model.lakeplan.wide"]["groups"]) == 2
+    log = project.fail("run", "--vars", "{f: 2, n: many}")
+    assert "spark.sql.shuffle.partitions should be int, but was many" in log and "Unhandled error" not in log
+    assert (snapshots(spark, "lakeplan_planner_options.wide"), rows(spark, "lakeplan_planner_options.wide")) == before
+
+
+def test_an_overwrite_and_a_merge_give_the_same_table_whatever_their_names(make_project, spark):
+    results = []
+    for overwrite, merge in [("a_first", "z_last"), ("z_last", "a_first")]:
+        files = {
+            **WIDE,
+            f"models/{overwrite}.sql": member("wide", "select id, id as a from range(0, 3)", write_mode="overwrite"),
+            f"models/{merge}.sql": member("wide", "select id, 10 * id as b from range(1, 4)"),
+        }
+        project = make_project(f"planner_order_{overwrite}", files)
+        project.run("run")
+        project.run("run")
+        results.append(rows(spark, f"lakeplan_planner_order_{overwrite}.wide"))
+    # the overwrite replaces the table, then the merge of the same run updates and inserts on it
+    assert results[0] == results[1] == [(0, 0, None, None), (1, 1, 10, None), (2, 2, 20, None), (3, None, 30, None)]
+
+
+def test_sequence_columns_of_different_types_on_one_column_are_refused_before_any_write(make_project, spark):
+    files = {
+        **WIDE,
+        "models/m1.sql": member("wide", "select 1 as id, 1 as a, timestamp'2024-01-01' as t", sequence_by="t"),
+        "models/m2.sql": member("wide", "select 1 as id, 2 as a, 5 as v", sequence_by="v"),
+    }
+    log = make_project("planner_sequence", files).fail("run")
+    assert "Members `m1` and `m2` both write column `a` of partial-update target `wide`, ordered by `sequence_by` " \
+           "columns of different types (`t` timestamp, `v` int)" in log
+    assert "Fix: give both members versions of one type" in log
+    assert not spark.catalog.tableExists("lakeplan_planner_sequence.wide")
+
+
+def test_an_incremental_keyed_model_whose_layout_changed_reports_its_real_layout(make_project, spark):
+    sql = ("{{ config(materialized='incremental', file_format='iceberg', keyed_by='id', "
+           "key_groups=var('groups', 4)) }}\nselect id from range(0, 100)")  # fmt: skip
+    project = make_project("planner_layout", {"models/keyed.sql": sql})
+    project.run("run")
+    log = project.fail("run", "--vars", "{groups: 8}")
+    assert "model `keyed` declares keyed_by [\"id\"] with key_groups 8, but its table" in log
+    assert "is bucketed by [\"id\"] into 4 buckets" in log
+    assert "Fix: rebuild the table with the declared layout: dbt run --full-refresh -s keyed" in log
+    project.run("run", "--vars", "{groups: 8}", "--full-refresh")
+    project.run("run", "--vars", "{groups: 8}")
+    assert spark.sql("select count(*) from lakeplan_planner_layout.keyed").first()[0] == 200
+
+
+def test_the_plan_is_in_the_manifest_and_settings_that_only_tune_do_not_change_fingerprints(make_project):
+    files = {**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a, 1 as b")}
+    project = make_project("planner_plan", files)
+    project.run("parse")
+
+    def manifest():
+        return json.loads((project.path / "target" / "manifest.json").read_text())["nodes"]
+
+    plan = manifest()["model.lakeplan.wide"]["config"]["lakeplan_plan"]
+    assert plan["version"] == 1 and plan["key"] == ["id"]
+    assert [m["name"] for g in plan["partial_update"]["groups"] for m in g["members"]] == ["m"]
+    assert manifest()["model.lakeplan.m"]["config"]["lakeplan_plan"]["member_of"]["target"] == "wide"
+    fingerprint = manifest()["model.lakeplan.wide"]["config"]["lakeplan_fingerprint"]["fingerprint"]
+    tuned = member("wide", "select 1 as id, 1 as a, 1 as b", parallelism=3, write_options={"spark.sql.x": 1})
+    write_files(project.path, {"models/m.sql": tuned})
+    project.run("parse")
+    assert manifest()["model.lakeplan.wide"]["config"]["lakeplan_fingerprint"]["fingerprint"] == fingerprint
+    write_files(project.path, {"models/wide.yml": target_yml("wide", WIDE_COLUMNS, rules={"a": "sum"})})
+    project.run("parse")
+    assert manifest()["model.lakeplan.wide"]["config"]["lakeplan_fingerprint"]["fingerprint"] != fingerprint
+
+
+WIDE_COLUMNS = {"id": "bigint", "a": "bigint", "b": "bigint", "v": "bigint"}

@@ -1,0 +1,83 @@
+"""The settings declarations: each one complete, the docs generated from them, fingerprints counting exactly
+the settings that change contents, and problems that name the owner, the setting, the value and the fix."""
+
+import importlib.util
+import re
+
+import pytest
+
+from dbt_lakeplan import manifest_fingerprints
+from dbt_lakeplan.settings import SCHEMAS, changes_contents, problems
+from tests.conftest import REPO
+
+spec = importlib.util.spec_from_file_location("settings_doc", REPO / "scripts" / "settings_doc.py")
+settings_doc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(settings_doc)
+
+DECLARED = [(place, name) for place, schema in SCHEMAS.items() for name in schema.model_fields]
+
+
+@pytest.mark.parametrize("place, name", DECLARED)
+def test_every_setting_declares_its_meaning_its_effect_and_a_valid_example(place, name):
+    field = SCHEMAS[place].model_fields[name]
+    assert field.description and isinstance(field.json_schema_extra["changes_contents"], bool)
+    example = field.json_schema_extra["example"]
+    assert example != field.default
+    settings, found = problems(place, "x", {name: example})
+    assert found == [] and getattr(settings, name) == ([example] if isinstance(example, str) and
+                                                         "list" in str(field.annotation) else example)
+
+
+@pytest.mark.parametrize("place, name", [(p, n) for p, n in DECLARED if p in ("model", "source")])
+def test_fingerprints_count_exactly_the_settings_that_change_contents(place, name):
+    counted = manifest_fingerprints.RESULT_CONFIGS if place == "model" else manifest_fingerprints.RESULT_SOURCE_META
+    assert (name in counted) == changes_contents(place, name)
+
+
+def test_the_settings_reference_is_generated_from_the_declarations():
+    assert (REPO / "docs" / "settings.md").read_text() == settings_doc.document(), "run `python scripts/settings_doc.py`"
+
+
+@pytest.mark.parametrize(
+    "place, raw, fragments",
+    [
+        ("model", {"parallelism": 0}, ["model `m` sets `parallelism: 0`", "greater than or equal to 1", "Fix: e.g. `parallelism: 4`"]),
+        ("model", {"parallelism": "abc"}, ["model `m` sets `parallelism: 'abc'`", "Fix: e.g. `parallelism: 4`"]),
+        ("model", {"parallelism": True}, ["model `m` sets `parallelism: True`"]),
+        ("model", {"static_partition": "day=1"}, ["`static_partition: 'day=1'`", "Fix: e.g. `static_partition:"]),
+        ("model", {"write_options": {"spark.sql.x; drop table t": 1}}, ["`write_options:", "string should match pattern"]),
+        ("model", {"write_options": {"spark.sql.shuffle.partitions": "4;"}}, ["`write_options:"]),
+        ("model", {"write_mode": "upsert"}, ["`write_mode: 'upsert'`", "Fix: one of `merge`, `overwrite`"]),
+        ("model", {"scan_parallelism": 4}, ["`scan_parallelism`", "lakeplan setting of the source table `meta:`"]),
+        ("model", {"scan_paralelism": 4}, ["did you mean `scan_parallelism`, a setting of the source table `meta:`?"]),
+        ("model", {"partial_update_taget": "x"}, ["did you mean `partial_update_target`?"]),
+        ("model", {"sequence_group": {"v": ["a"]}}, ["did you mean `sequence_groups`?"]),
+        ("model", {"sequnce_by": "v"}, ["did you mean `sequence_by`?"]),
+        ("source", {"scan_paralelism": 4}, ["did you mean `scan_parallelism`?"]),
+        ("source", {"changelog_mode": "cdc"}, ["`changelog_mode: 'cdc'`", "Fix: one of `insert_only`, `upsert`, `all`"]),
+        ("column", {"merg": "sum"}, ["did you mean `merge`?"]),
+        ("column", {"merge": "avg"}, ["`merge: 'avg'`", "Fix: one of `last_non_null`"]),
+        ("var", {"reuse_sink_enabled": "no"}, ["`reuse_sink_enabled: 'no'`"]),
+        ("var", {"fingerprint_version": "v4"}, ["Fix: one of `v2`, `v3`"]),
+    ],
+)
+def test_a_problem_names_the_owner_the_setting_the_value_and_the_fix(place, raw, fragments):
+    _, found = problems(place, "model `m`", raw)
+    assert len(found) == 1 and "\n" not in found[0] and "Fix:" in found[0]
+    for fragment in fragments:
+        assert fragment in found[0]
+
+
+def test_other_tools_keys_pass_and_every_problem_of_one_place_is_reported():
+    assert problems("model", "model `m`", {"file_format": "iceberg", "owner": "me"}, frozenset({"file_format"}))[1] == []
+    settings, found = problems("model", "model `m`", {"parallelism": 0, "key_groups": "8", "write_modes": "merge"})
+    assert settings is None and len(found) == 3
+
+
+def test_the_merge_rule_table_lists_exactly_the_declared_rules():
+    from dbt_lakeplan.merge_rules import RULES
+
+    text = (REPO / "docs" / "partial-update.md").read_text()
+    table = text[text.index("| `meta: {merge: …}` |"):].split("\n\n")[0].splitlines()[2:]
+    listed = {name for row in table for name in re.findall(r"`(\w+)`", row.split("|")[1])}
+    assert listed == set(RULES)
