@@ -5,6 +5,8 @@ bench/sink_reuse.py) and the changelog upsert (as bench/changelog_distribution.p
 macros of `--base` (taken with `git archive`) and of the working tree, alternately: A B, then B A, so a drift of
 the machine's speed touches both alike. The figure per workload is the median of the per-pair ratios
 head / base; the tables both sides leave are compared after every pair (they must hold the same rows).
+Both sides run under the working tree's plugin, so the base must read the same plan: a revision before the planner
+(2315d91) expects settings the plugin no longer hands its macros.
 
   .venv/bin/python bench/macros_ab.py --base 3d91392 [--keys 100000 1000000] [--changelog-keys 500000] [--pairs 3]
   --smoke: tiny sizes, one pair, nothing recorded (run by the tests)
@@ -29,8 +31,10 @@ from sink_reuse import write_project as write_sink_project
 
 
 def base_macros(revision: str) -> Path:
-    """The base revision's macros/ under bench/work/base-<revision>/macros."""
-    target = WORK / f"base-{revision}"
+    """The base revision's macros/ under bench/work/base-<commit>/macros (by commit: `HEAD` moves)."""
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", revision], capture_output=True,
+                            text=True, check=True).stdout.strip()  # fmt: skip
+    target = WORK / f"base-{commit}"
     if not (target / "macros").exists():
         target.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile() as archive:

@@ -27,7 +27,7 @@ The planner hands each source and model one plan, in its config as `lakeplan_pla
 `target/manifest.json`); the macros read lakeplan's settings only from there. Version {PLAN_VERSION}:
 
 - every model: `version`, `model`, `key` (`unique_key` as a list), `distribution: {{parallelism}}`,
-  `keyed: {{keys, key_groups}}` or null, `on_state_mismatch`;
+  `keyed: {{keys, key_groups}}` or null, `on_state_mismatch`, `accept_state` (listed in `lakeplan_accept_state`);
 - an `upsert` adds `upsert: {{op_column, sequence_by, tombstone_retention_days}}`;
 - a partial-update target adds `partial_update: {{columns: [{{name, data_type}}], on_delete,
   tombstone_retention_days, rules, order_independent, sequence_groups, grouped, types: {{families, casts}},

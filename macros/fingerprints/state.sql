@@ -72,11 +72,10 @@
             ~ 'recorded them); the next --full-refresh records one.', info=true) -%}
     {%- elif stored.fingerprint != current.fingerprint -%}
         {%- set changes = lakeplan.lakeplan_state_changes(stored, current) -%}
-        {%- set accepted = var('lakeplan_accept_state', []) -%}
         {%- set actions = {'fail': 'refuse', 'full_refresh': 'rebuild', 'ignore': 'ignore'} -%}
         {%- if not changes -%}
             {%- do verdict.update({'action': 'evolve'}) -%}
-        {%- elif node.name in ([accepted] if accepted is string else accepted) -%}
+        {%- elif lakeplan.lakeplan_plan(node).accept_state -%}
             {%- do verdict.update({'action': 'accept'}) -%}
         {%- else -%}
             {%- do verdict.update({'action': actions[policy], 'message': lakeplan.lakeplan_state_mismatch_message(

@@ -179,6 +179,12 @@ def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[
     settings = {node.unique_id: model_settings(node, found) for node in models}
     plans = {node.unique_id: model_plan(node, *settings[node.unique_id], found)
              for node in models if settings[node.unique_id][0] is not None}  # fmt: skip
+    names = {node.name for node in models}
+    for name in sorted(set(project.lakeplan_accept_state) - names):
+        found.append(f"The project sets lakeplan_accept_state [{name}], but no model is named `{name}`. Fix: name the "
+                     "stateful model whose changed logic you accept, e.g. `--vars '{lakeplan_accept_state: [my_model]}'`.")  # fmt: skip
+    for uid, plan in plans.items():
+        plan["accept_state"] = manifest.nodes[uid].name in project.lakeplan_accept_state
     targets = {node.name: (node, settings[node.unique_id][0]) for node in models
                if node.config.materialized == partial_update.TARGET_MATERIALIZATION and node.unique_id in plans}  # fmt: skip
     materialized = {node.name: node.config.materialized for node in models}

@@ -9,6 +9,7 @@ them once, at parse time. docs/settings.md is generated from these declarations 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -125,7 +126,7 @@ class ProjectVars(Settings):
         True, "`false`: every partial-update member writes its own MERGE (N commits, same contents)", False, False)
     fingerprint_version: Literal["v2", "v3"] = setting(
         "v3", "`v3` (chaining-agnostic, FLIP-411) or `v2` (ephemeral inlining counts)", False, "v2")
-    lakeplan_accept_state: list[str] = setting(
+    lakeplan_accept_state: ColumnNames = setting(
         [], "models whose changed logic is accepted without a rebuild (`--vars`)", False, ["customer_360"])
 
 
@@ -145,7 +146,8 @@ def contents_keys(place: str) -> tuple[str, ...]:
 def _allowed(place: str, name: str) -> str:
     field = SCHEMAS[place].model_fields[name]
     literal = re.findall(r"'([^']*)'", str(field.annotation)) if "Literal" in str(field.annotation) else []
-    return "one of " + ", ".join(f"`{value}`" for value in literal) if literal else f"e.g. `{name}: {field.json_schema_extra['example']}`"
+    example = json.dumps(field.json_schema_extra["example"])  # YAML's spelling: true, ["id"], {"day": ...}
+    return "one of " + ", ".join(f"`{value}`" for value in literal) if literal else f"e.g. `{name}: {example}`"
 
 
 def problems(

@@ -98,3 +98,27 @@ def test_target_parts_keep_settings_columns_and_members_apart():
     assert parts["member:model.p.m"] == "f" * 12
     changed = target_parts({"configs": {"unique_key": "id"}}, {"a": ["a", "int", {"merge": "sum"}]}, {"model.p.m": "f" * 32})
     assert [label for label in parts if parts[label] != changed[label]] == ["column:a"]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "{{ config(materialized='view') }}\nselect k, v from {{ ref('up') }}\n",
+        "select * from {{ source('s', 't') }} join {{ ref(\"pkg\", 'up') }} using (k)\n\n",
+        "{{ config(partial_update_target='wide', write_options={'a.b': 1}) }}\nselect '(x)' as a from {{ scan_source('s', 't') }}",
+        "select 1 as a -- {{ ref('up') }}",
+        # not simple: Jinja renders these, the same way as always
+        "{{ config(materialized=var('m', 'view')) }}\nselect 1",
+        "{{ ref('up', version=2) }}",
+        "{%- if true %}select {{ ref('up') }}{% endif %}",
+        "select {{- ref('up') -}} as a",
+    ],
+)
+def test_sql_without_jinja_logic_renders_as_jinja_renders_it(sql):
+    """Most models' Jinja is a config() and refs: rendered without compiling a template, the same text."""
+    from dbt_lakeplan.normalize import _ENVIRONMENT
+
+    context = {"ref": lambda *names, **_: f"`model.p.{names[-1]}`", "source": lambda s, t: f"`source.p.{s}.{t}`",
+               "scan_source": lambda s, t: f"`source.p.{s}.{t}`", "var": lambda name, default=None: default}
+    with_config = {**context, "config": lambda *args, **kwargs: ""}
+    assert render(sql) == _ENVIRONMENT.from_string(sql).render(with_config)

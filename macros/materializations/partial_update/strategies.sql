@@ -32,29 +32,13 @@
         {%- set op = lakeplan.lakeplan_quote(member.config.op_column) if member.config.op_column
             else 'cast(null as string)' -%}
         {%- do projections.append(op ~ ' as lakeplan_op') -%}
-        {%- set row_check = lakeplan.lakeplan_partial_update_row_check(member, spec) -%}
+        {%- set op_column = member.config.op_column -%}
+        {%- set row_check = lakeplan.lakeplan_row_guard(spec.unique_key, op_column, ' in member `' ~ member.config.name
+            ~ '` of `' ~ spec.model ~ '`' ~ (' (op column `' ~ op_column ~ '`)' if op_column else '')) -%}
         {%- do projections.append(row_check ~ ' as lakeplan_row_check') -%}
         {%- do branches.append('select ' ~ projections | join(',\n        ') ~ '\n    from ' ~ member.view) -%}
     {%- endfor -%}
     {{ return(branches | join('\n    union all\n    ')) }}
-{% endmacro %}
-
-{#- A per-row guard: a NULL key or an unknown op stops the statement, so nothing is written. -#}
-{% macro lakeplan_partial_update_row_check(member, spec) %}
-    {%- set where = ' in member `' ~ member.config.name ~ '` of `' ~ spec.model ~ '`' -%}
-    {%- set null_keys = [] -%}
-    {%- for key in spec.unique_key -%}
-        {%- do null_keys.append(lakeplan.lakeplan_quote(key) ~ ' is null') -%}
-    {%- endfor -%}
-    {%- set checks = ['when ' ~ null_keys | join(' or ') ~ ' then raise_error('
-        ~ lakeplan.lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')' ~ where) ~ ')'] -%}
-    {%- if member.config.op_column -%}
-        {%- set op = lakeplan.lakeplan_quote(member.config.op_column) -%}
-        {%- do checks.append('when ' ~ op ~ ' is null or ' ~ op ~ " not in ('+I', '+U', '-U', '-D')"
-            ~ " then raise_error(concat('Invalid changelog op ', coalesce(" ~ op ~ ", 'NULL'), "
-            ~ lakeplan.lakeplan_string_literal(where) ~ '))') -%}
-    {%- endif -%}
-    {{ return('case ' ~ checks | join(' ') ~ ' else true end') }}
 {% endmacro %}
 
 {#- One row per key: each column's value by its merge rule, each sequence group's accepted row, plus

@@ -32,22 +32,11 @@
 
 {#- The changelog's rows, each checked: an unknown op or a NULL key stops the statement. -#}
 {% macro lakeplan_changelog_checked_sql(sql, spec) %}
-    {%- set op = lakeplan.lakeplan_quote(spec.op_column) -%}
-    {%- set null_keys = [] -%}
-    {%- for key in spec.unique_key -%}
-        {%- do null_keys.append(lakeplan.lakeplan_quote(key) ~ ' is null') -%}
-    {%- endfor -%}
-{%- set context = lakeplan.lakeplan_string_literal(
-    ' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)') %}
+    {%- set guard = lakeplan.lakeplan_row_guard(spec.unique_key, spec.op_column,
+        ' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)') %}
     select *
     from ({{ sql }}) as lakeplan_changelog
-    where case
-        when {{ op }} is null or {{ op }} not in ('+I', '+U', '-U', '-D')
-            then raise_error(concat('Invalid changelog op ', coalesce(concat('\'', {{ op }}, '\''), 'NULL'), {{ context }}, ': expected +I, +U, -U or -D'))
-        when {{ null_keys | join(' or ') }}
-            then raise_error(concat({{ lakeplan.lakeplan_string_literal('NULL primary key (' ~ spec.unique_key | join(', ') ~ ')') }}, {{ context }}))
-        else true
-    end
+    where {{ guard }}
 {% endmacro %}
 
 {#- This run's deletes for the tombstones: the key and the sequence of every checked -D row. -#}
