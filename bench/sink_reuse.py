@@ -5,11 +5,15 @@ into an empty table, then an update in which 10% of the keys change in every mem
   lakeplan    the unioned write (one MERGE per run)
   rules       the same with per-column merge rules (sum, max, min, first_non_null, last_non_null in turn)
   separate    var reuse_sink_enabled: false (K MERGEs, what K stock dbt-spark models amount to)
-  handwritten one UNION ALL + collapse + MERGE written by hand in plain Spark SQL (the floor)
-Figures per run: wall time, snapshots created, bytes written (Iceberg snapshot summaries).
+  bare        lakeplan's own generated statement (as the `lakeplan` variant's dbt run logged it in target/run/),
+              run bare in PySpark on the same members (temp views), into its own table: the second floor
+  handwritten one UNION ALL + collapse + MERGE written by hand in plain Spark SQL (the first floor)
+Figures per run: wall time, snapshots created, bytes written (Iceberg snapshot summaries), and whether the table
+holds what the hand-written statement's table holds after the same phase (a checksum of every column with its
+key; the `rules` variant is compared after the initial load only: its update adds, keeps the least, ...).
 
   .venv/bin/python bench/sink_reuse.py [--keys 100000 1000000] [--members 10] [--vary-members 2 5 10 20]
-      [--vary-keys 20000] [--variants lakeplan separate handwritten] [--repeats 3]
+      [--vary-keys 20000] [--variants lakeplan bare separate handwritten] [--repeats 3]
   make bench (all sizes) / --smoke (tiny, seconds; run by the tests)
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -25,19 +30,20 @@ from common import RESULTS, SCHEMA, dbt, machine, markdown_table, medians, recor
 from common import write_project as write_project_files
 
 COLUMNS_PER_MEMBER = 12
-VARIANTS = ("lakeplan", "rules", "separate", "handwritten")
+VARIANTS = ("lakeplan", "bare", "rules", "separate", "handwritten")
+TABLES = {"handwritten": f"{SCHEMA}.wide_handwritten", "bare": f"{SCHEMA}.wide_bare"}
 RULES = ("sum", "max", "min", "first_non_null", "last_non_null")
 
 
-def member_sql(member: int, keys: int) -> str:
+def member_query(member: int, keys: int, phase: str) -> str:
     """Member `member`'s 12 columns for every key; in phase 1, 10% of the keys get new values."""
-    phase = "{{ var('phase', 0) }}"
     changed = f"(case when k % 10 = {member % 10} then {phase} else 0 end)"
     columns = ", ".join(f"k * {c + 1} + {member} + {changed} as m{member}_c{c}" for c in range(COLUMNS_PER_MEMBER))
-    return (
-        f"{{{{ config(partial_update_target='wide') }}}}\n"
-        f"select k, {columns} from (select id as k from range(0, {keys})) as keys"
-    )
+    return f"select k, {columns} from (select id as k from range(0, {keys})) as keys"
+
+
+def member_sql(member: int, keys: int) -> str:
+    return f"{{{{ config(partial_update_target='wide') }}}}\n" + member_query(member, keys, "{{ var('phase', 0) }}")
 
 
 def write_project(members: int, keys: int, rules: bool = False, macros: Path | None = None) -> Path:
@@ -86,35 +92,72 @@ def snapshots(spark, table: str) -> dict[int, int]:
     return {r.snapshot_id: int(r.added or 0) for r in rows}
 
 
-def run_variant(spark, variant: str, members: int, keys: int, phase: int) -> dict:
-    table = f"{SCHEMA}.wide" if variant != "handwritten" else f"{SCHEMA}.wide_handwritten"
+def run_variant(spark, variant: str, members: int, keys: int, phase: int, statements: dict) -> dict:
+    table = TABLES.get(variant, f"{SCHEMA}.wide")
     if variant == "handwritten" and phase == 0:
         columns = ", ".join(["k bigint"] + [f"m{m}_c{c} bigint" for m in range(members) for c in range(COLUMNS_PER_MEMBER)])
         spark.sql(f"create or replace table {table} ({columns}) using iceberg")
+    if variant == "bare":
+        statement = bare_statement(spark, statements[(members, keys, phase)], members, keys, phase)
     before = snapshots(spark, table)
     start = time.perf_counter()
     if variant == "handwritten":
         spark.sql(handwritten_merge(members, keys, phase))
+    elif variant == "bare":
+        spark.sql(statement)
     else:
         project = write_project(members, keys, rules=variant == "rules")
         run_vars = json.dumps({"phase": phase, "reuse_sink_enabled": variant != "separate"})
         dbt(project, "run", "--vars", run_vars, *(["--full-refresh"] if phase == 0 else []))
     seconds = time.perf_counter() - start
+    if variant == "lakeplan":
+        statements[(members, keys, phase)] = (project / "target/run/lakeplan/models/wide.sql").read_text()
     added = {sid: size for sid, size in snapshots(spark, table).items() if sid not in before}
     return {"variant": variant, "members": members, "keys": keys, "phase": ["initial", "update"][phase],
-            "seconds": round(seconds, 3), "snapshots": len(added), "bytes_written": sum(added.values())}
+            "seconds": round(seconds, 3), "snapshots": len(added), "bytes_written": sum(added.values()),
+            "contents": contents(spark, table, members)}
+
+
+def bare_statement(spark, statement: str, members: int, keys: int, phase: int) -> str:
+    """lakeplan's logged statement, on temp views of the same members (as dbt stages them), into wide_bare."""
+    for m in range(members):
+        spark.sql(f"create or replace temporary view wide__lakeplan_member_member_{m:02d} as "
+                  + member_query(m, keys, str(phase)))  # fmt: skip
+    return re.sub(rf"\b{SCHEMA}\.wide\b", TABLES["bare"], statement)
+
+
+def contents(spark, table: str, members: int) -> list:
+    """The row count and, per column, a checksum of (column name, key, value) over all rows: equal lists, equal
+    tables (up to hash collisions), whatever the row order."""
+    names = [f"m{m}_c{c}" for m in range(members) for c in range(COLUMNS_PER_MEMBER)]
+    sums = ", ".join(f"sum(xxhash64('{n}', k, {n}))" for n in names)
+    return list(spark.sql(f"select count(*), {sums} from {table}").first())
+
+
+def check_contents(runs: list[dict]) -> None:
+    """Marks each run with whether its table equals the hand-written one after the same phase (`rules`: after
+    the initial load only); drops the checksums."""
+    floor = {(r["members"], r["keys"], r["phase"], r["repeat"]): r["contents"] for r in runs if r["variant"] == "handwritten"}
+    for run in runs:
+        expected = floor.get((run["members"], run["keys"], run["phase"], run["repeat"]))
+        compared = expected is not None and not (run["variant"] == "rules" and run["phase"] == "update")
+        run["same_as_handwritten"] = run.pop("contents") == expected if compared else None
 
 
 def measure(spark, members: int, keys: int, repeats: int, variants: list[str]) -> list[dict]:
-    runs = []
+    """Every variant's initial load and update, per repeat; `bare` runs the statements `lakeplan` just logged."""
+    if "bare" in variants and "lakeplan" not in variants:
+        raise SystemExit("--variants bare needs lakeplan: it runs the statement lakeplan's dbt run generated")
+    runs, statements = [], {}
     for repeat in range(repeats):
-        for variant in variants:
+        for variant in sorted(variants, key=VARIANTS.index):
             for phase in (0, 1):
-                runs.append({**run_variant(spark, variant, members, keys, phase), "repeat": repeat})
+                runs.append({**run_variant(spark, variant, members, keys, phase, statements), "repeat": repeat})
+    check_contents(runs)
     return runs
 
 
-def summary_table(rows: list[dict]) -> str:
+def summary_table(rows: list[dict], runs: list[dict]) -> str:
     """One line per (K, keys, phase); a variant that did not run shows "-"."""
     cells: dict[tuple, dict] = {}
     for row in rows:
@@ -122,22 +165,25 @@ def summary_table(rows: list[dict]) -> str:
     lines = []
     for (members, keys, phase), by in sorted(cells.items()):
         seconds = {variant: by[variant]["seconds"] if variant in by else None for variant in VARIANTS}
-        lakeplan, rules, separate, handwritten = (seconds[v] for v in VARIANTS)
+        lakeplan, bare, rules, separate, handwritten = (seconds[v] for v in VARIANTS)
 
         def each(field: str, variants: tuple[str, ...], show) -> str:
             return " / ".join(show(by[v][field]) if v in by else "-" for v in variants)
 
+        same = [r["same_as_handwritten"] for r in runs if (r["members"], r["keys"], r["phase"]) == (members, keys, phase)
+                and r["same_as_handwritten"] is not None]  # fmt: skip
         lines.append([
-            members, f"{keys:,}", phase, figure(lakeplan), figure(separate), figure(handwritten),
-            ratio(separate, lakeplan), ratio(lakeplan, handwritten),
+            members, f"{keys:,}", phase, figure(lakeplan), figure(bare), figure(handwritten), figure(separate),
+            ratio(lakeplan, handwritten), ratio(lakeplan, bare), ratio(separate, lakeplan),
             each("snapshots", ("lakeplan", "separate"), lambda n: f"{n:g}"),
             each("bytes_written", ("lakeplan", "separate", "handwritten"), lambda n: f"{n / 2**20:.1f}"),
-            figure(rules), ratio(rules, lakeplan),
+            figure(rules), ratio(rules, lakeplan), "-" if not same else "yes" if all(same) else "NO",
         ])  # fmt: skip
     return markdown_table(
-        ["K", "keys", "phase", "lakeplan s", "separate s", "handwritten s", "separate / lakeplan",
-         "lakeplan / handwritten", "snapshots (lakeplan / separate)", "MiB written (lakeplan / separate / handwritten)",
-         "with rules s", "rules / lakeplan"], lines)  # fmt: skip
+        ["K", "keys", "phase", "lakeplan s", "bare s", "handwritten s", "separate s", "lakeplan / handwritten",
+         "lakeplan / bare", "separate / lakeplan", "snapshots (lakeplan / separate)",
+         "MiB written (lakeplan / separate / handwritten)", "with rules s", "rules / lakeplan",
+         "tables equal handwritten's"], lines)  # fmt: skip
 
 
 def figure(seconds: float | None) -> str:
@@ -173,23 +219,21 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     parser.add_argument("--vary-keys", type=int, default=20_000, help="key count for the K sweep")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS),
-                        help="for the --keys sizes (the K sweep always runs all four)")
+                        help="for the --keys sizes (the K sweep always runs all five)")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat, nothing recorded")
     args = parser.parse_args(argv)
     if args.smoke:
         args.keys, args.members, args.vary_members, args.vary_keys, args.repeats = [200], 2, [], 200, 1
     spark = spark or spark_session()
     if not args.smoke:  # warm-up, not recorded: the first statements of a shape in a JVM pay for JIT and codegen
-        for variant in VARIANTS:
-            for phase in (0, 1):
-                run_variant(spark, variant, args.members, 2000, phase)
+        measure(spark, args.members, 2000, 1, list(VARIANTS))
     runs = [run for keys in args.keys for run in measure(spark, args.members, keys, args.repeats, args.variants)]
     runs += [run for members in args.vary_members if members != args.members or args.vary_keys not in args.keys
              for run in measure(spark, members, args.vary_keys, args.repeats, list(VARIANTS))]
     rows = medians(runs, ("members", "keys", "phase", "variant"), ("seconds", "snapshots", "bytes_written"))
     result = {"machine": machine(spark), "runs": runs, "medians": rows}
     if not args.smoke:
-        record("sink_reuse", result, summary_table(rows))
+        record("sink_reuse", result, summary_table(rows, runs))
         if args.vary_members:
             chart(rows, args.vary_keys, RESULTS / "sink_reuse_vs_k.png")
     return result

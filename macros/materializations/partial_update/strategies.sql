@@ -4,35 +4,39 @@
     overwrites; merge_rules.sql); rows already in the table are older than this run's. Rows are ordered by
     (sequence_by, member position): NULL sequence first. -#}
 
-{#- One union branch per member: every written target column, cast to its type; the others NULL. -#}
-{% macro lakeplan_partial_update_union_sql(plan, spec) %}
+{#- One union branch per member: every written target column, cast to its type; the others NULL. A packed
+    member's columns travel as one struct (the other branches' struct NULL), not as padded columns. -#}
+{% macro lakeplan_partial_update_union_sql(plan, spec, layout) %}
     {%- set branches = [] -%}
     {%- for member in plan.members -%}
-        {%- set by_name = {} -%}
-        {%- for name in member.written -%}{%- do by_name.update({name | lower: name}) -%}{%- endfor -%}
+        {%- set position = loop.index -%}
         {%- set projections = [] -%}
-        {%- set sends = 'member `' ~ member.config.name ~ '` of `' ~ spec.model ~ '` sends' -%}
-        {%- set fix = 'convert or filter the value in `' ~ member.config.name
-            ~ '`, or widen the target column\'s data_type.' -%}
-        {%- for column in spec.columns -%}
-            {%- set source = by_name.get(column.name | lower) -%}
-            {%- set value = lakeplan.lakeplan_checked_cast(
-                lakeplan.lakeplan_quote(source), member.types[source | lower], column.data_type,
-                sends ~ ' in column `' ~ column.name ~ '` the value', fix) if source
-                else 'cast(null as ' ~ column.data_type ~ ')' -%}
-            {%- do projections.append(value ~ ' as ' ~ lakeplan.lakeplan_quote(column.name)) -%}
+        {%- for column in spec.columns if column.name | lower not in layout.packed -%}
+            {%- do projections.append(lakeplan.lakeplan_partial_update_member_value(member, spec, column)
+                ~ ' as ' ~ lakeplan.lakeplan_quote(column.name)) -%}
+        {%- endfor -%}
+        {%- for pack in layout.packs -%}
+            {%- set fields = [] -%}
+            {%- for column in pack.columns if pack.member == position -%}
+                {%- do fields.append("'v" ~ loop.index ~ "', "
+                    ~ lakeplan.lakeplan_partial_update_member_value(member, spec, column)) -%}
+            {%- endfor -%}
+            {%- set value = 'named_struct(' ~ fields | join(', ') ~ ')' if fields
+                else 'cast(null as ' ~ pack.type ~ ')' -%}
+            {%- do projections.append(value ~ ' as ' ~ pack.name) -%}
         {%- endfor -%}
         {%- set sequence = member.config.sequence_by -%}
         {%- set sequence_value = lakeplan.lakeplan_checked_cast(
             lakeplan.lakeplan_quote(sequence), member.types[sequence | lower],
-            plan.sequence_type, sends ~ ' in its sequence column `' ~ sequence ~ '` the value', fix) if sequence
+            plan.sequence_type, lakeplan.lakeplan_partial_update_sends(member, spec)
+                ~ ' in its sequence column `' ~ sequence ~ '` the value',
+            lakeplan.lakeplan_partial_update_fix(member)) if sequence
             else 'cast(null as ' ~ plan.sequence_type ~ ')' -%}
         {%- do projections.append(
-            "named_struct('sequence', " ~ sequence_value ~ ", 'member', " ~ loop.index ~ ') as lakeplan_order') -%}
-        {%- set op = lakeplan.lakeplan_quote(member.config.op_column) if member.config.op_column
-            else 'cast(null as string)' -%}
-        {%- do projections.append(op ~ ' as lakeplan_op') -%}
+            "named_struct('sequence', " ~ sequence_value ~ ", 'member', " ~ position ~ ') as lakeplan_order') -%}
         {%- set op_column = member.config.op_column -%}
+        {%- do projections.append((lakeplan.lakeplan_quote(op_column) if op_column else 'cast(null as string)')
+            ~ ' as lakeplan_op') -%}
         {%- set row_check = lakeplan.lakeplan_row_guard(spec.unique_key, op_column, ' in member `' ~ member.config.name
             ~ '` of `' ~ spec.model ~ '`' ~ (' (op column `' ~ op_column ~ '`)' if op_column else '')) -%}
         {%- do projections.append(row_check ~ ' as lakeplan_row_check') -%}
@@ -41,10 +45,35 @@
     {{ return(branches | join('\n    union all\n    ')) }}
 {% endmacro %}
 
+{#- A member's value for one target column, cast to the column's type without losing a value; NULL where the
+    member does not write the column. -#}
+{% macro lakeplan_partial_update_member_value(member, spec, column) %}
+    {%- set matches = [] -%}
+    {%- for name in member.written if name | lower == column.name | lower -%}
+        {%- do matches.append(name) -%}
+    {%- endfor -%}
+    {%- set source = matches | first -%}
+    {%- if not source -%}{{ return('cast(null as ' ~ column.data_type ~ ')') }}{%- endif -%}
+    {{ return(lakeplan.lakeplan_checked_cast(lakeplan.lakeplan_quote(source), member.types[source | lower],
+        column.data_type, lakeplan.lakeplan_partial_update_sends(member, spec) ~ ' in column `' ~ column.name
+        ~ '` the value', lakeplan.lakeplan_partial_update_fix(member))) }}
+{% endmacro %}
+
+{#- The start and the fix of a checked cast's message for a member's value. -#}
+{% macro lakeplan_partial_update_sends(member, spec) %}
+    {{ return('member `' ~ member.config.name ~ '` of `' ~ spec.model ~ '` sends') }}
+{% endmacro %}
+
+{% macro lakeplan_partial_update_fix(member) %}
+    {{ return('convert or filter the value in `' ~ member.config.name
+        ~ '`, or widen the target column\'s data_type.') }}
+{% endmacro %}
+
 {#- One row per key: each column's value by its merge rule, each sequence group's accepted row, plus
     `lakeplan_deleted` / `lakeplan_alive` (remove_record: the key was deleted in this run / re-inserted after
     its last delete). Retractions (-U/-D) stay in the rows only where a `sum` takes them back. -#}
 {% macro lakeplan_partial_update_collapse_sql(plan, spec) %}
+    {%- set layout = lakeplan.lakeplan_partial_update_layout(plan, spec) -%}
     {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
     {%- set key_names = spec.unique_key | map('lower') | list -%}
     {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
@@ -69,16 +98,29 @@
     {%- for member in plan.members if member.config.sequence_by -%}
         {%- do sequenced.extend(member.written | map('lower')) -%}
     {%- endfor -%}
-    {%- set aggregates, outputs = [], [] -%}
+    {%- set aggregates, outputs, by_column = [], [], [] -%}
     {%- for column in spec.columns if column.name | lower not in key_names
         and spec.grouped.get(column.name | lower) not in plan.written -%}
         {%- set name = lakeplan.lakeplan_quote(column.name) -%}
-        {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
-        {%- set ordered = removes or column.name | lower in sequenced -%}
-        {%- set value = lakeplan.lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog,
-            lakeplan.lakeplan_merge_rule_overflow(spec, column, '')) -%}
-        {%- do aggregates.append(value ~ ' as ' ~ name) -%}
-        {%- do outputs.append(name) -%}
+        {%- if column.name | lower in layout.packed -%}
+            {%- do outputs.append(layout.packed[column.name | lower] ~ ' as ' ~ name) -%}
+        {%- else -%}
+            {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
+            {%- set ordered = removes or column.name | lower in sequenced -%}
+            {%- set value = lakeplan.lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog,
+                lakeplan.lakeplan_merge_rule_overflow(spec, column, '')) -%}
+            {%- set note = '' if by_column else lakeplan.lakeplan_partial_update_strategy_note(
+                'column by column (several writers, ordered rows, or a rule over several rows)', []) -%}
+            {%- do aggregates.append(note ~ value ~ ' as ' ~ name) -%}
+            {%- do by_column.append(column.name) -%}
+            {%- do outputs.append(name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- for pack in layout.packs -%}
+        {%- set aggregate = pack.aggregate ~ '(' ~ pack.name ~ (', true)' if pack.aggregate == 'first' else ')') -%}
+        {%- do aggregates.append(lakeplan.lakeplan_partial_update_strategy_note('packed: member `' ~ pack.config.name
+            ~ '`, one row per key, one ' ~ pack.aggregate ~ '() of a struct', pack.columns | map(attribute='name'))
+            ~ aggregate ~ ' as ' ~ pack.name) -%}
     {%- endfor -%}
     {#- a sequence group: the whole row of the greatest version wins, NULLs included -#}
     {%- for group in spec.sequence_groups if group.sequence in plan.written -%}
@@ -112,13 +154,13 @@
             from (
                 select lakeplan_members.*, {{ last_delete }} as lakeplan_last_delete
                 from (
-    {{ lakeplan.lakeplan_partial_update_union_sql(plan, spec) }}
+    {{ lakeplan.lakeplan_partial_update_union_sql(plan, spec, layout) }}
                 ) as lakeplan_members {{ tombstone_join }}
                 where lakeplan_row_check {{ lakeplan.lakeplan_partial_update_dropped_ops(dropped_ops) }}{{ tombstone_filter }}
             ) as lakeplan_ordered
         ) as lakeplan_rows
         group by {{ keys }}
-        having {{ lakeplan.lakeplan_partial_update_duplicate_check(plan, spec) }}
+        having {{ lakeplan.lakeplan_partial_update_duplicate_check(plan, spec, layout) }}
     ) as lakeplan_collapsed
 {% endmacro %}
 
@@ -135,17 +177,18 @@
     A member without sequence may have one row per key, which plain counts check; only sequenced members need
     the set of (sequence, member) pairs, an aggregate Spark runs off its fast hash-aggregate path. A member
     whose columns all have order-free rules (sum, max, ...) may send any number of rows per key. -#}
-{% macro lakeplan_partial_update_duplicate_check(plan, spec) %}
+{% macro lakeplan_partial_update_duplicate_check(plan, spec, layout) %}
     {%- set counts, sequenced = [], [] -%}
     {%- set live = 'lakeplan_live and ' if plan.changelog else '' -%}
+    {%- set packs = {} -%}
+    {%- for pack in layout.packs -%}{%- do packs.update({pack.member: pack.name}) -%}{%- endfor -%}
     {%- for member in plan.members -%}
-        {%- set ordered = [] -%}
-        {%- for column in member.written | map('lower') if column not in spec.unique_key | map('lower') | list
-            and (column in spec.grouped or spec.rules.get(column, 'last_non_null') not in spec.order_independent) -%}
-            {%- do ordered.append(column) -%}
-        {%- endfor -%}
+        {%- set ordered = lakeplan.lakeplan_partial_update_ordered_columns(member, spec) -%}
         {%- if ordered and member.config.sequence_by -%}
             {%- do sequenced.append(loop.index | string) -%}
+        {%- elif loop.index in packs -%}
+            {#- a packed member's rows are the rows where its struct is not NULL (all live: it has no op column) -#}
+            {%- do counts.append('count(' ~ packs[loop.index] ~ ') > 1') -%}
         {%- elif ordered -%}
             {%- do counts.append('count_if(' ~ live ~ 'lakeplan_order.member = ' ~ loop.index ~ ') > 1') -%}
         {%- endif -%}

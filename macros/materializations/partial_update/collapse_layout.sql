@@ -1,0 +1,61 @@
+{#- The collapse strategy of each column group of a unioned partial-update write (strategies.sql builds the
+    statement): packed per member, or column by column. -#}
+
+{#- How each column group collapses. A member that sends at most one row per key (the duplicate check in strategies.sql
+    stops the write otherwise), without sequence, op column or remove_record, packs the columns it alone writes
+    and whose rule takes a single row's value as it is into one struct, `lakeplan_pack_<position>`: one struct
+    per row instead of a typed NULL per column of every other member, one aggregate per member instead of one
+    per column (max, or first where a field is a map), unpacked after the group-by. Every other column
+    collapses column by column. {packs: [{member, name, type, columns, aggregate}], packed: {column: field}}. -#}
+{% macro lakeplan_partial_update_layout(plan, spec) %}
+    {%- set as_is = ['last_non_null', 'first_non_null', 'max', 'min', 'sum', 'bool_or', 'bool_and'] -%}
+    {%- set key_names = spec.unique_key | map('lower') | list -%}
+    {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
+    {%- set writes = [] -%}
+    {%- for member in plan.members -%}{%- do writes.extend(member.written | map('lower')) -%}{%- endfor -%}
+    {%- set packs, packed = [], {} -%}
+    {%- set candidates = [] -%}
+    {%- for member in plan.members -%}
+        {%- if plan.members | length > 1 and not removes and not member.config.sequence_by
+            and not member.config.op_column and lakeplan.lakeplan_partial_update_ordered_columns(member, spec) -%}
+            {%- do candidates.append((loop.index, member)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- for position, member in candidates -%}
+        {%- set name, columns, types = 'lakeplan_pack_' ~ position, [], [] -%}
+        {%- set written = member.written | map('lower') | list -%}
+        {%- for column in spec.columns if column.name | lower in written and column.name | lower not in key_names
+            and column.name | lower not in spec.grouped and writes.count(column.name | lower) == 1
+            and spec.rules.get(column.name | lower, 'last_non_null') in as_is -%}
+            {%- do columns.append(column) -%}
+            {%- do types.append('v' ~ columns | length ~ ':' ~ column.data_type) -%}
+        {%- endfor -%}
+        {%- if columns | length > 1 -%}
+            {%- for column in columns -%}
+                {%- do packed.update({column.name | lower: name ~ '.v' ~ loop.index}) -%}
+            {%- endfor -%}
+            {%- set type = 'struct<' ~ types | join(',') ~ '>' -%}
+            {%- do packs.append({'member': position, 'name': name, 'type': type, 'columns': columns,
+                'config': member.config,
+                'aggregate': 'first' if modules.re.search('map\\s*<', type | lower) else 'max'}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return({'packs': packs, 'packed': packed}) }}
+{% endmacro %}
+
+{#- The columns of a member whose value depends on which of its rows wins (a sequence group, or a rule that
+    is not order-free): where there is one, the member may send one row per key (and sequence value). -#}
+{% macro lakeplan_partial_update_ordered_columns(member, spec) %}
+    {%- set ordered = [] -%}
+    {%- for column in member.written | map('lower') if column not in spec.unique_key | map('lower') | list
+        and (column in spec.grouped or spec.rules.get(column, 'last_non_null') not in spec.order_independent) -%}
+        {%- do ordered.append(column) -%}
+    {%- endfor -%}
+    {{ return(ordered) }}
+{% endmacro %}
+
+{#- A SQL comment naming a column group's collapse strategy, for a reader of the compiled statement. -#}
+{% macro lakeplan_partial_update_strategy_note(strategy, columns) %}
+    {%- set listed = ': ' ~ columns | join(', ') if columns else '' -%}
+    {{ return('/* collapse ' ~ (strategy ~ listed) | replace('*/', '* /') ~ ' */\n            ') }}
+{% endmacro %}
