@@ -8,8 +8,9 @@
         ~ lakeplan.lakeplan_string_literal('NULL primary key (' ~ keys | join(', ') ~ ')' ~ where) ~ ')'] -%}
     {%- if op_column -%}
         {%- set op = lakeplan.lakeplan_quote(op_column) -%}
+        {%- set quote = lakeplan.lakeplan_string_literal("'") -%}
         {%- do checks.append('when ' ~ op ~ ' is null or ' ~ op ~ " not in ('+I', '+U', '-U', '-D') then raise_error("
-            ~ "concat('Invalid changelog op ', coalesce(concat('''', " ~ op ~ ", ''''), 'NULL'), "
+            ~ "concat('Invalid changelog op ', coalesce(concat(" ~ quote ~ ', ' ~ op ~ ', ' ~ quote ~ "), 'NULL'), "
             ~ lakeplan.lakeplan_string_literal(where ~ ': expected +I, +U, -U or -D') ~ '))') -%}
     {%- endif -%}
     {{ return('case ' ~ checks | join(' ') ~ ' else true end') }}
