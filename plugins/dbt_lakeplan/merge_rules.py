@@ -78,9 +78,11 @@ def _sequence_groups(
             fix = f"declare `{name}` in `{target}`'s YAML, or remove it from sequence_groups."
             problem = None
             if name not in types:
-                problem = f"sequence_groups of `{target}` names the {role} `{name}`, which is not a column of the target. Fix: {fix}"
+                problem = (f"sequence_groups of `{target}` names the {role} `{name}`, which is not a column of the "
+                           f"target. Fix: {fix}")
             elif name in keys:
-                problem = f"sequence_groups of `{target}` names the key column `{name}`; a key is never merged. Fix: remove `{name}` from sequence_groups."
+                problem = (f"sequence_groups of `{target}` names the key column `{name}`; a key is never merged. "
+                           f"Fix: remove `{name}` from sequence_groups.")
             elif name in owner:
                 problem = (
                     f"Column `{name}` of `{target}` is in two sequence groups ({owner[name]} and {sequence}); one "

@@ -60,8 +60,10 @@ def source_plan(source, found: list[str]) -> dict[str, Any] | None:
     s = settings
     keyed = _keyed(s.pre_keyed_by, s.key_groups, owner, "pre_keyed_by", found)
     if s.changelog_mode != "insert_only" and not s.primary_key:
-        found.append(f"{owner} is a changelog (changelog_mode: {s.changelog_mode}) without `primary_key`; changes of one "
-                     "key must reach one partition in order. Fix: add `primary_key: [<column>, ...]` to its meta.")  # fmt: skip
+        found.append(
+            f"{owner} is a changelog (changelog_mode: {s.changelog_mode}) without `primary_key`; changes of one key "
+            "must reach one partition in order. Fix: add `primary_key: [<column>, ...]` to its meta."
+        )
     if keyed and s.scan_parallelism is not None and s.scan_parallelism != s.key_groups:
         found.append(
             f"{owner} is pre-keyed into {s.key_groups} key groups but sets scan_parallelism {s.scan_parallelism}; "
@@ -108,7 +110,8 @@ def model_settings(node, found: list[str]) -> tuple[ModelSettings | None, dict[s
     found.extend(model_problems)
     columns = {}
     for name, column in node.columns.items():
-        column_settings, column_problems = problems("column", f"column `{name}` of {owner}", {**column.meta, **column.config.meta})
+        meta = {**column.meta, **column.config.meta}
+        column_settings, column_problems = problems("column", f"column `{name}` of {owner}", meta)
         found.extend(column_problems)
         columns[name] = column_settings
     return settings, columns
@@ -128,8 +131,10 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
                      "Fix: set it on the target (its SQL is `{{ partial_update_target() }}`).")  # fmt: skip
     for column, column_settings in columns.items():
         if column_settings is not None and "merge" in column_settings.model_fields_set and not is_target:
-            found.append(f"Column `{column}` of {owner} has merge rule {column_settings.merge!r}, which only a column of "
-                         "a partial-update target follows. Fix: remove it, or declare it on the target's column.")  # fmt: skip
+            found.append(
+                f"Column `{column}` of {owner} has merge rule {column_settings.merge!r}, which only a column of a "
+                "partial-update target follows. Fix: remove it, or declare it on the target's column."
+            )
     table = materialized in TABLES and not is_member
     keyed = _keyed(settings.keyed_by, settings.key_groups, owner, "keyed_by", found)
     if keyed and (len(keyed["keys"]) != 1 or not table or node.config.get("file_format") != "iceberg"):
@@ -170,42 +175,23 @@ def _upsert(node, settings: ModelSettings, found: list[str]) -> dict[str, Any]:
 def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[str, Any]]:
     """Checks the whole project and puts every source's and model's plan in its config; raises with every
     problem found. Members become ephemeral inputs of their target. Returns the project vars and the
-    sink-reuse report.
-    Idempotent: planning an already planned manifest changes nothing."""
+    sink-reuse report. Idempotent: planning an already planned manifest changes nothing."""
     found: list[str] = []
     project = read_vars(raw_vars, found)
     source_plans = {uid: source_plan(source, found) for uid, source in manifest.sources.items()}
     models = [node for node in manifest.nodes.values() if node.resource_type == "model"]
-    settings = {node.unique_id: model_settings(node, found) for node in models}
-    plans = {node.unique_id: model_plan(node, *settings[node.unique_id], found)
-             for node in models if settings[node.unique_id][0] is not None}  # fmt: skip
-    names = {node.name for node in models}
-    for name in sorted(set(project.lakeplan_accept_state) - names):
-        found.append(f"The project sets lakeplan_accept_state [{name}], but no model is named `{name}`. Fix: name the "
-                     "stateful model whose changed logic you accept, e.g. `--vars '{lakeplan_accept_state: [my_model]}'`.")  # fmt: skip
-    for uid, plan in plans.items():
-        plan["accept_state"] = manifest.nodes[uid].name in project.lakeplan_accept_state
-    targets = {node.name: (node, settings[node.unique_id][0]) for node in models
-               if node.config.materialized == partial_update.TARGET_MATERIALIZATION and node.unique_id in plans}  # fmt: skip
-    materialized = {node.name: node.config.materialized for node in models}
-    members = [partial_update.member(node, settings[node.unique_id][0], targets, materialized, found)
-               for node in models if node.unique_id in plans and settings[node.unique_id][0].partial_update_target]  # fmt: skip
-    groups = group_members([m for m in members if m], project.reuse_sink_enabled)
-    for name, (target, _) in sorted(targets.items()):
-        own = [g for g in groups if g.target == target.unique_id]
-        named = any(node.config.get("partial_update_target") == name for node in models)  # even with bad settings
-        if not named:
-            found.append(f"Partial-update target `{name}` has no members, so it would be created empty. Fix: set "
-                         f"`partial_update_target: '{name}'` on the models that write its columns.")  # fmt: skip
-        partial_update.check_groups(name, own, found)
-        plans[target.unique_id]["partial_update"]["groups"] = [partial_update.group_plan(g) for g in own]
+    read = {node.unique_id: model_settings(node, found) for node in models}
+    plans = {uid: model_plan(manifest.nodes[uid], *read[uid], found) for uid in read if read[uid][0] is not None}
+    settings = {uid: read[uid][0] for uid in plans}
+    _accept_state(project, models, plans, found)
+    members, groups = _partial_updates(models, settings, plans, project.reuse_sink_enabled, found)
     raise_problems(found)
 
     for uid, plan in source_plans.items():
         manifest.sources[uid].config[PLAN_KEY] = plan
     for uid, plan in plans.items():
         manifest.nodes[uid].config[PLAN_KEY] = plan
-    for one in (m for m in members if m):
+    for one in members:
         node, target = manifest.nodes[one.unique_id], manifest.nodes[one.target]
         node.config.materialized = "ephemeral"
         # where `partial_update_target_relation()` finds the table (a ref would make a cycle)
@@ -213,8 +199,41 @@ def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[
         if one.unique_id not in target.depends_on.nodes:
             target.depends_on.nodes.append(one.unique_id)
     report_targets = {
-        target.unique_id: {"relation": target.relation_name, **{k: plans[target.unique_id]["partial_update"][k]
-                                                                for k in ("groups", "rules", "sequence_groups")}}
-        for target, _ in targets.values()
-    }
-    return project, partial_update.report(report_targets, groups, [m for m in members if m], project.reuse_sink_enabled)
+        uid: {"relation": manifest.nodes[uid].relation_name,
+              **{key: plan["partial_update"][key] for key in ("groups", "rules", "sequence_groups")}}
+        for uid, plan in plans.items() if "partial_update" in plan
+    }  # fmt: skip
+    return project, partial_update.report(report_targets, groups, members, project.reuse_sink_enabled)
+
+
+def _accept_state(project: ProjectVars, models: list, plans: dict[str, dict], found: list[str]) -> None:
+    """`lakeplan_accept_state` names models; each model's plan says whether it is one of them."""
+    for name in sorted(set(project.lakeplan_accept_state) - {node.name for node in models}):
+        found.append(
+            f"The project sets lakeplan_accept_state [{name}], but no model is named `{name}`. Fix: name the stateful "
+            "model whose changed logic you accept, e.g. `--vars '{lakeplan_accept_state: [my_model]}'`."
+        )
+    for node in models:
+        if node.unique_id in plans:
+            plans[node.unique_id]["accept_state"] = node.name in project.lakeplan_accept_state
+
+
+def _partial_updates(models: list, settings: dict[str, ModelSettings], plans: dict[str, dict], reuse_enabled: bool,
+                     found: list[str]) -> tuple[list, list]:  # fmt: skip
+    """Every member checked against its target, grouped into writes; each target's plan gets its groups."""
+    planned = [node for node in models if node.unique_id in plans]
+    targets = {node.name: (node, settings[node.unique_id]) for node in planned
+               if node.config.materialized == partial_update.TARGET_MATERIALIZATION}  # fmt: skip
+    materialized = {node.name: node.config.materialized for node in models}
+    members = [partial_update.member(node, settings[node.unique_id], targets, materialized, found)
+               for node in planned if settings[node.unique_id].partial_update_target]  # fmt: skip
+    members = [member for member in members if member is not None]
+    groups = group_members(members, reuse_enabled)
+    for name, (target, _) in sorted(targets.items()):
+        own = [group for group in groups if group.target == target.unique_id]
+        if not any(node.config.get("partial_update_target") == name for node in models):  # even with bad settings
+            found.append(f"Partial-update target `{name}` has no members, so it would be created empty. Fix: set "
+                         f"`partial_update_target: '{name}'` on the models that write its columns.")  # fmt: skip
+        partial_update.check_groups(name, own, found)
+        plans[target.unique_id]["partial_update"]["groups"] = [partial_update.group_plan(group) for group in own]
+    return members, groups
