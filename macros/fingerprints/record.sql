@@ -74,10 +74,10 @@
     {%- endif -%}
 {% endmacro %}
 
-{#- After a partial-update target's writes: new parts (members, columns) that its table took are recorded now,
-    not before, so a write that fails leaves the table's recorded logic as it was. -#}
-{% macro lakeplan_record_evolved_state() %}
+{#- After an upsert's or a partial-update target's write: accepted logic, and new parts (members, columns) its
+    table took, are recorded now, not before, so a write that fails leaves the table's recorded logic as it was. -#}
+{% macro lakeplan_record_state_after_write() %}
     {%- if not lakeplan.lakeplan_state_check_applies() -%}{{ return('') }}{%- endif -%}
     {%- set verdict = lakeplan.lakeplan_state_verdict(model) -%}
-    {%- if verdict.action == 'evolve' -%}{%- do lakeplan.lakeplan_record_state(verdict) -%}{%- endif -%}
+    {%- if verdict.action in ['evolve', 'accept'] -%}{%- do lakeplan.lakeplan_record_state(verdict) -%}{%- endif -%}
 {% endmacro %}

@@ -14,18 +14,21 @@
         {{ return(true) }}
     {%- elif verdict.action == 'ignore' -%}
         {%- do exceptions.warn('lakeplan: ' ~ verdict.message ~ '\nKeeping the table (on_state_mismatch: ignore).') -%}
-    {%- elif verdict.action == 'accept' -%}
-        {%- do lakeplan.lakeplan_record_state(verdict) -%}
-    {%- elif verdict.action == 'evolve' -%}
-        {#- recorded after the write (lakeplan_record_evolved_state), so a failed write records nothing -#}
+    {%- elif verdict.action in ['accept', 'evolve'] -%}
+        {#- lakeplan's materializations record after their write (lakeplan_record_state_after_write), so a failed
+            write records nothing; dbt-spark's incremental has no such step, so its accepted logic is recorded now -#}
         {%- do lakeplan.lakeplan_add_declared_columns(verdict) -%}
+        {%- if verdict.action == 'accept' and model.config.materialized == 'incremental' -%}
+            {%- do lakeplan.lakeplan_record_state(verdict) -%}
+        {%- endif -%}
     {%- endif -%}
     {{ return(false) }}
 {% endmacro %}
 
 {#- on-run-start: the state check of every selected stateful model, before anything is written, so one
     refusal stops the whole `dbt run` / `dbt build` instead of leaving the project half-updated. Accepted
-    logic is recorded only when no model is refused; compatible changes (a new member) after their write. -#}
+    logic is recorded only when no model is refused (an upsert's or a target's after its write, as compatible
+    changes are). -#}
 {% macro lakeplan_check_state() %}
     {%- if not lakeplan.lakeplan_state_check_applies() or flags.FULL_REFRESH -%}{{ return('') }}{%- endif -%}
     {%- set verdicts = [] -%}
@@ -37,7 +40,7 @@
     {%- if refused -%}
         {%- do exceptions.raise_compiler_error(refused | join('\n\n') ~ '\nNothing was written.') -%}
     {%- endif -%}
-    {%- for verdict in verdicts if verdict.action == 'accept' -%}
+    {%- for verdict in verdicts if verdict.action == 'accept' and verdict.node.config.materialized == 'incremental' -%}
         {%- do lakeplan.lakeplan_record_state(verdict) -%}
     {%- endfor -%}
     {{ return('') }}

@@ -16,7 +16,7 @@
 {% macro lakeplan_raise_value_error(message, value_sql, data_type, fix) %}
     {{ return('raise_error(concat(' ~ lakeplan.lakeplan_string_literal('lakeplan: ' ~ message ~ ' ')
         ~ ', coalesce(cast(' ~ value_sql ~ ' as string), \'NULL\'), '
-        ~ lakeplan.lakeplan_string_literal(', which ' ~ data_type ~ ' cannot hold; nothing was written. Fix: ' ~ fix) ~ '))') }}
+        ~ lakeplan.lakeplan_string_literal(', which ' ~ data_type ~ ' cannot hold; this write stopped and committed nothing. Fix: ' ~ fix) ~ '))') }}
 {% endmacro %}
 
 {#- A type name as Spark prints it: lower case, no spaces, aliases resolved (`integer` -> `int`). -#}

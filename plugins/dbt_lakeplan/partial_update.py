@@ -26,6 +26,13 @@ def member(
     `targets`: name -> (node, settings) of every target; `materialized`: name -> materialization of every model."""
     name, target_name = node.name, settings.partial_update_target
     fix = "Fix: point partial_update_target at a model whose SQL is `{{ partial_update_target() }}`."
+    if node.config.materialized in ("upsert", "incremental", "snapshot"):
+        problems.append(
+            f"Model `{name}` is materialized as `{node.config.materialized}` and sets partial_update_target: "
+            f"'{target_name}'; a member writes only through its target, so its own table would never be built. Fix: "
+            f"remove partial_update_target from `{name}`, or add a member that selects from `{name}`."
+        )
+        return None
     if node.config.materialized == TARGET_MATERIALIZATION:
         problems.append(
             f"Model `{name}` is a partial-update target and also sets partial_update_target: '{target_name}'; a "
@@ -33,6 +40,8 @@ def member(
             f"from `{name}`, or make it an ordinary model."
         )
         return None
+    if materialized.get(target_name) == TARGET_MATERIALIZATION and target_name not in targets:
+        return None  # the target's own settings are wrong, and listed; checking members against it would mislead
     if target_name not in targets:
         problems.append(
             f"Model `{name}` sets partial_update_target: '{target_name}', but "

@@ -139,14 +139,25 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
     keyed = _keyed(settings.keyed_by, settings.key_groups, owner, "keyed_by", found)
     if keyed and (len(keyed["keys"]) != 1 or not table or node.config.get("file_format") != "iceberg"):
         found.append(
-            f"{owner} sets keyed_by {keyed['keys']} as a {'member' if is_member else materialized} with file_format "
+            f"{owner} sets keyed_by {keyed['keys']}, materialized as {'a member' if is_member else materialized}, file_format "
             f"{node.config.get('file_format')!r}; lakeplan keys an Iceberg table, incremental or upsert by exactly one "
             "column (Iceberg buckets one column per transform). Fix: key the model by one column (e.g. a surrogate "
             "key), materialized as a table, incremental or upsert with `file_format: iceberg`."
         )
     if settings.parallelism is not None and not table and not is_member:
-        found.append(f"{owner} sets parallelism {settings.parallelism} but is a {materialized}, which writes nothing to "
-                     "distribute. Fix: remove it, or materialize the model as a table.")  # fmt: skip
+        found.append(f"{owner} sets parallelism {settings.parallelism} but is materialized as {materialized}, which "
+                     "writes nothing to distribute. Fix: remove it, or materialize the model as a table.")  # fmt: skip
+    for setting in ("sequence_by", "op_column"):
+        if getattr(settings, setting) is not None and materialized != "upsert" and not is_member and not is_target:
+            found.append(f"{owner} sets `{setting}`, which only an `upsert` model or a partial-update member uses: "
+                         f"as {materialized} it would do nothing. Fix: remove it, or materialize `{name}` as upsert.")  # fmt: skip
+    if is_member and settings.static_partition and settings.write_mode != "overwrite":
+        found.append(f"{owner} sets `static_partition` with write_mode: merge; only an overwrite replaces a partition. "
+                     "Fix: set `write_mode: overwrite`, or remove static_partition.")  # fmt: skip
+    for key in node.meta or {}:
+        if key in settings.model_fields:
+            found.append(f"{owner} sets `{key}` under `meta:`, where lakeplan does not read it: it would do nothing. "
+                         f"Fix: move it to the model's config (`config: {{{key}: ...}}`).")  # fmt: skip
     plan: dict[str, Any] = {
         "version": PLAN_VERSION, "model": name, "key": settings.unique_key or [],
         "distribution": {"parallelism": settings.parallelism}, "keyed": keyed,

@@ -84,7 +84,7 @@ class ModelSettings(Settings):
     parallelism: Optional[PositiveInt] = setting(
         None, "the model's write is redistributed to N partitions, hashed on `unique_key` (Flink FLIP-146)", False, 4)
     keyed_by: Optional[ColumnNames] = setting(
-        None, "one column the table is bucketed by (with `key_groups`); an Iceberg table, incremental or upsert",
+        None, "exactly one column the table is bucketed by (with `key_groups`); an Iceberg table, incremental or upsert",
         False, ["id"])
     key_groups: Optional[PositiveInt] = setting(None, "the number of buckets of `keyed_by`", False, 8)
     op_column: Optional[str] = setting(
@@ -183,7 +183,8 @@ def _near_miss(place: str, owner: str, key: str) -> str | None:
             f"{owner} sets `{key_text}`, a lakeplan setting of the {PLACES[elsewhere[0]]}, not of the "
             f"{PLACES[place]}: it would do nothing here. Fix: move it to the {PLACES[elsewhere[0]]}."
         )
-    everywhere = {name: p for p in reversed(SCHEMAS) for name in SCHEMAS[p].model_fields if p != "var" or place == "var"}
+    places = ["var"] if place == "var" else [p for p in reversed(SCHEMAS) if p != "var"]  # user vars may be anything
+    everywhere = {name: p for p in places for name in SCHEMAS[p].model_fields}
     close = difflib.get_close_matches(key_text, list(everywhere), n=1, cutoff=0.8)
     if not close:
         return None

@@ -95,7 +95,7 @@ def guarded(make_project, spark):
                                  "(key {\"id\":1})"),
         ("{step: 2, key: 'null'}", "NULL primary key (id) in member `packed` of `guarded`"),
         ("{step: 2, a: \"'12abc'\"}", "lakeplan: member `packed` of `guarded` sends in column `a` the value 12abc, "
-                                      "which int cannot hold; nothing was written."),
+                                      "which int cannot hold; this write stopped and committed nothing."),
     ],
     ids=["duplicate_rows", "null_key", "lossy_cast"],
 )
@@ -125,7 +125,7 @@ def test_a_packed_sum_still_refuses_an_overflow(make_project, spark):
     log = project.fail("run", "--vars", "{add: 5.00}")
     assert (
         "lakeplan: `counter`.`total` (merge rule sum) would become 999.00 + 5.00 for key {\"id\":1}, which "
-        "decimal(5,2) cannot hold; nothing was written. Fix: widen `total`'s data_type in `counter`'s YAML"
+        "decimal(5,2) cannot hold; this write stopped and committed nothing. Fix: widen `total`'s data_type in `counter`'s YAML"
     ) in log
     assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, Decimal("999.00"), "x", None), (2, None, None, "y")])
     project.run("run", "--vars", "{add: -9.00}")

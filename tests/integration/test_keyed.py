@@ -147,4 +147,4 @@ def test_keyed_declarations_that_cannot_hold_stop_the_parse(make_project):
     assert "lakeplan found 3 problem(s)" in log
     assert "source `lake.half_declared` sets only one of `pre_keyed_by` (['customer_id']) and `key_groups` (None)" in log
     assert "source `lake.parallel_other` is pre-keyed into 4 key groups but sets scan_parallelism 3" in log
-    assert "model `two_keys` sets keyed_by ['a', 'b'] as a table" in log and "Fix: key the model by one column" in log
+    assert "model `two_keys` sets keyed_by ['a', 'b'], materialized as table" in log and "Fix: key the model by one column" in log

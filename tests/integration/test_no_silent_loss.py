@@ -56,7 +56,7 @@ def test_a_value_the_target_cannot_hold_stops_the_write(prices, spark, step_vars
     assert value in (Path(os.environ["LAKEPLAN_HOME"]) / "logs" / "spark.log").read_text()
     sentence = (
         f"lakeplan: member `bad` of `prices` sends in column `{column}` the value {value}, which {data_type} cannot "
-        "hold; nothing was written. Fix: convert or filter the value in `bad`, or widen the target column's data_type."
+        "hold; this write stopped and committed nothing. Fix: convert or filter the value in `bad`, or widen the target column's data_type."
     )
     assert sentence in log
     assert (snapshots(spark, table), rows(spark, table)) == (before, contents)
@@ -83,14 +83,14 @@ def test_a_sum_that_overflows_stops_the_write_instead_of_restarting_the_counter(
     log = project.fail("run", "--vars", "{add: 5.00}")  # 999.00 stored + 5.00 does not fit decimal(5,2)
     assert (
         "lakeplan: `counter`.`total` (merge rule sum) would become 999.00 + 5.00 for key {\"id\":1}, which "
-        "decimal(5,2) cannot hold; nothing was written. Fix: widen `total`'s data_type in `counter`'s YAML"
+        "decimal(5,2) cannot hold; this write stopped and committed nothing. Fix: widen `total`'s data_type in `counter`'s YAML"
     ) in log
     assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, Decimal("999.00"), 2)])
 
     # Within one run: two members' bigints add up past bigint's range.
     log = project.fail("run", "--vars", "{add: 0, hits: 9223372036854775807, more: 1}")
     assert "lakeplan: `counter`.`hits` (merge rule sum): the sum of this run's values for key {\"id\":1}" in log
-    assert "which bigint cannot hold; nothing was written." in log
+    assert "which bigint cannot hold; this write stopped and committed nothing." in log
     assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, Decimal("999.00"), 2)])
 
     # Against the stored value: 2 + 9223372036854775806 + 1 overflows bigint.

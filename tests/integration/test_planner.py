@@ -39,7 +39,7 @@ TEN_PROBLEMS = [
     ("model `m_text` sets `parallelism: 'abc'`", "Fix: e.g. `parallelism: 4`"),
     ("model `m_static` sets `static_partition: 'day=1'`", "Fix: e.g. `static_partition:"),
     ("model `typo` sets `partial_update_taget`", "did you mean `partial_update_target`?"),
-    ("model `keyed_view` sets keyed_by ['id'] as a view", "Fix: key the model by one column"),
+    ("model `keyed_view` sets keyed_by ['id'], materialized as view", "Fix: key the model by one column"),
     ("Model `both` is a partial-update target and also sets partial_update_target: 'wide'", "Fix: remove"),
     ("Partial-update target `lonely` has no members", "Fix: set `partial_update_target: 'lonely'`"),
     ("Column `n` of partial-update target `lonely` has data_type `decimall(5,2)`, which is no Spark type", "Fix: use"),
@@ -70,6 +70,16 @@ def test_one_parse_reports_every_misconfiguration_each_with_its_owner_and_fix(ma
          "model `m` sets `write_options:"),
         ({**WIDE, "models/m.sql": "{{ config(meta={'merg': 'sum'}, partial_update_target='wide') }}\nselect 1 as id"},
          None),
+        ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a"),
+          "models/plain.sql": "{{ config(materialized='table', meta={'parallelism': 3}) }}\nselect 1 as id"},
+         "model `plain` sets `parallelism` under `meta:`, where lakeplan does not read it"),
+        ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a"),
+          "models/cur.sql": "{{ config(materialized='upsert', unique_key='id', partial_update_target='wide') }}\n"
+                            "select 1 as id, '+I' as _op"},
+         "Model `cur` is materialized as `upsert` and sets partial_update_target: 'wide'"),
+        ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a"),
+          "models/plain.sql": "{{ config(materialized='table', sequence_by='v') }}\nselect 1 as id, 1 as v"},
+         "model `plain` sets `sequence_by`, which only an `upsert` model or a partial-update member uses"),
         ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a", op_column="_op")},
          "Member `m` of partial-update target `wide` is a changelog (op_column `_op`) whose deletes the target refuses"),
         ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a"),
@@ -77,12 +87,13 @@ def test_one_parse_reports_every_misconfiguration_each_with_its_owner_and_fix(ma
          "model `plain` sets `write_mode`, which only a partial-update member uses"),
         ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a"),
           "models/plain.sql": "{{ config(materialized='view', parallelism=4) }}\nselect 1 as id"},
-         "model `plain` sets parallelism 4 but is a view, which writes nothing to distribute"),
+         "model `plain` sets parallelism 4 but is materialized as view, which writes nothing to distribute"),
         ({**WIDE, "models/m1.sql": member("wide", "select 1 as id, 1 as a", write_mode="overwrite"),
           "models/m2.sql": member("wide", "select 1 as id, 1 as b", write_mode="overwrite", write_options={"k.x": 1})},
          "Members `m1` and `m2` of `wide` overwrite the same rows"),
     ],
-    ids=["write_options_value", "model_meta_is_not_checked", "changelog_refused", "member_only",
+    ids=["write_options_value", "model_meta_other_keys_pass", "setting_in_model_meta", "upsert_as_member",
+         "sequence_by_on_a_table", "changelog_refused", "member_only",
          "parallelism_on_view", "two_overwrites"],
 )
 def test_settings_that_cannot_work_stop_the_parse(make_project, files, fragment):
@@ -178,3 +189,33 @@ def test_the_plan_is_in_the_manifest_and_settings_that_only_tune_do_not_change_f
 
 
 WIDE_COLUMNS = {"id": "bigint", "a": "bigint", "b": "bigint", "v": "bigint"}
+
+
+def test_sequenced_writers_of_one_column_in_separate_writes_are_refused(make_project, spark):
+    """A later write's MERGE compares with the stored value, which carries no version: the later write would win."""
+    files = {
+        **WIDE,
+        "models/a.sql": member("wide", "select 1 as id, 5 as a, 9 as v", sequence_by="v"),
+        "models/b.sql": member("wide", "select 1 as id, 7 as a, 1 as v", sequence_by="v", write_options={"k.x": 1}),
+    }
+    log = make_project("planner_split_sequence", files).fail("run")
+    assert "Members `a` and `b` both write column `a` of partial-update target `wide`, ordered by `sequence_by`, but " \
+           "in separate writes" in log and "Fix: give both members the same write settings" in log
+    assert not spark.catalog.tableExists("lakeplan_planner_split_sequence.wide")
+
+
+def test_accepted_logic_is_recorded_only_when_the_write_succeeds(make_project, spark):
+    project = make_project("planner_accept", {**WIDE, "models/m.sql": member("wide", "select id, id as a from range(0, 3)")})
+    project.run("run")
+
+    def recorded():
+        return dict(tuple(row) for row in spark.sql("show tblproperties lakeplan_planner_accept.wide").collect())
+
+    old = recorded()["lakeplan.fingerprint"]
+    failing = "select id, id + 1 as a from range(0, 3) where assert_true(id < 2) is null"
+    write_files(project.path, {"models/m.sql": member("wide", failing)})
+    project.fail("run", "--vars", "{lakeplan_accept_state: [wide]}")
+    assert recorded()["lakeplan.fingerprint"] == old  # the failed write recorded nothing
+    write_files(project.path, {"models/m.sql": member("wide", "select id, id as a from range(0, 3)")})
+    project.run("run")  # the logic that built the rows is still the recorded one: no state mismatch
+    assert "lakeplan.fingerprint.accepted_from" not in recorded()

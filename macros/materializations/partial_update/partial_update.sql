@@ -30,7 +30,7 @@
             'main' if loop.last else 'write_group_' ~ loop.index, creates and loop.first) -%}
     {%- endfor -%}
 
-    {%- if not creates -%}{%- do lakeplan.lakeplan_record_evolved_state() -%}{%- endif %}
+    {%- if not creates -%}{%- do lakeplan.lakeplan_record_state_after_write() -%}{%- endif %}
     {% do persist_docs(target_relation, model) %}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}

@@ -51,6 +51,7 @@
     {%- set writers = {} -%}
     {%- set keys = spec.unique_key | map('lower') | list -%}
     {%- for plan in plans -%}
+        {%- set group = loop.index -%}
         {%- for member in plan.members -%}
             {%- set written = member.written | map('lower') | list -%}
             {%- for column in written if column not in keys -%}
@@ -64,16 +65,18 @@
                 {%- endif -%}
                 {%- set earlier = writers.get(column) -%}
                 {%- if earlier and not sequence -%}
-                    {%- do lakeplan.lakeplan_validate_shared_column(earlier, member, column, spec) -%}
+                    {%- do lakeplan.lakeplan_validate_shared_column(earlier, member, column, spec,
+                        earlier.group != group) -%}
                 {%- endif -%}
-                {%- do writers.update({column: member}) -%}
+                {%- do writers.update({column: {'config': member.config, 'types': member.types, 'group': group}}) -%}
             {%- endfor -%}
         {%- endfor -%}
     {%- endfor -%}
 {% endmacro %}
 
-{#- Two members write `column`: an order-free rule, or both sequenced by versions of one type family. -#}
-{% macro lakeplan_validate_shared_column(earlier, member, column, spec) %}
+{#- Two members write `column`: an order-free rule, or both sequenced by versions of one type family in one write
+    (a later write's MERGE sees the stored value, not the version it came with). -#}
+{% macro lakeplan_validate_shared_column(earlier, member, column, spec, separate_writes) %}
     {%- set rule = spec.rules.get(column, 'last_non_null') -%}
     {%- set names = 'Members `' ~ earlier.config.name ~ '` and `' ~ member.config.name ~ '` both write column `'
         ~ column ~ '` of ' ~ spec.owner -%}
@@ -84,6 +87,14 @@
             ~ '`sequence_by`: which value wins is ambiguous.\nFix: set `sequence_by` on both members (the '
             ~ 'later row wins), let one member write it, or give it an order-free rule ('
             ~ spec.order_independent | join(', ') ~ ').') -%}
+    {%- endif -%}
+    {%- if separate_writes -%}
+        {%- do exceptions.raise_compiler_error(
+            names ~ ', ordered by `sequence_by`, but in separate writes (their write settings differ): the later '
+            ~ 'write would win whatever the versions say.\nFix: give both members the same write settings '
+            ~ '(write_mode, static_partition, write_options, parallelism, and both insert-only or both changelogs) so '
+            ~ 'they share one write, or put `' ~ column ~ '` and its version in a sequence group (`sequence_groups`), '
+            ~ 'whose stored version decides across writes.') -%}
     {%- endif -%}
     {%- set types = [] -%}
     {%- for one in [earlier, member] -%}

@@ -40,6 +40,7 @@
         {%- endcall -%}
     {%- endif -%}
 
+    {%- if not creates -%}{%- do lakeplan.lakeplan_record_state_after_write() -%}{%- endif %}
     {% do persist_docs(target_relation, model) %}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}
