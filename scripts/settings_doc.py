@@ -44,6 +44,8 @@ def type_text(schema: dict) -> str:
     if len(options) > 1:
         return "text, number or true / false"
     option = options[0]
+    if "$ref" in option:
+        return "mapping"
     if "enum" in option:
         return "one of " + ", ".join(f"`{value}`" for value in option["enum"])
     if option["type"] == "integer":

@@ -82,7 +82,7 @@ def source_plan(source, found: list[str]) -> dict[str, Any] | None:
     return {
         "version": PLAN_VERSION, "owner": owner, "parallelism": s.scan_parallelism, "changelog_mode": s.changelog_mode,
         "primary_key": s.primary_key or [], "op_column": s.op_column, "sequence_by": s.sequence_by,
-        "datagen": s.datagen, "keyed": keyed,
+        "datagen": s.datagen.model_dump(exclude_none=True) if s.datagen else None, "keyed": keyed,
     }  # fmt: skip
 
 

@@ -13,7 +13,9 @@ import json
 import re
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic import (
+    AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, ValidationError, model_validator,
+)
 
 from dbt_lakeplan.merge_rules import DEFAULT_RULE, RULES
 
@@ -59,6 +61,27 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
+class DatagenChangelog(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    keys: PositiveInt
+    versions: PositiveInt
+
+
+class Datagen(BaseModel):
+    """A generated source: `rows` rows with `fields` (SQL over `id`), or a changelog of `keys` x `versions`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    rows: Optional[Annotated[StrictInt, Field(ge=0)]] = None
+    fields: Optional[dict[str, Union[str, StrictInt, float]]] = None
+    changelog: Optional[DatagenChangelog] = None
+
+    @model_validator(mode="after")
+    def one_kind(self) -> "Datagen":
+        if (self.changelog is None) == (self.rows is None or self.fields is None):
+            raise ValueError("give either `rows` and `fields`, or `changelog: {keys, versions}`")
+        return self
+
+
 class SourceSettings(Settings):
     scan_parallelism: Optional[PositiveInt] = setting(
         None, "the number of partitions of this source's stage (Flink `scan.parallelism`)", False, 4)
@@ -68,9 +91,10 @@ class SourceSettings(Settings):
         None, "column or list of columns; required for `upsert` and `all`", True, ["id"])
     op_column: str = setting("_op", "the column holding a changelog row's op", True, "op")
     sequence_by: Optional[str] = setting(None, "the column ordering the changes of one key", True, "version")
-    datagen: Optional[dict[str, Any]] = setting(
-        None, "no physical table: `{rows: N, fields: {name: <SQL over id>}}` or `{changelog: {keys: K, versions: V}}`",
-        True, {"rows": 10})
+    datagen: Optional[Datagen] = setting(
+        None, "no physical table: `{rows: N, fields: {name: <SQL over id>}}`, or `{changelog: {keys: K, versions: V}}` "
+        "(columns: the primary key, op and sequence columns, `status`, `amount`, `_batch`)", True,
+        {"rows": 10, "fields": {"n": "id"}})
     pre_keyed_by: Optional[ColumnNames] = setting(
         None, "the column the table is bucketed by (with `key_groups`): keyed work reads it without a shuffle",
         False, ["id"])
@@ -161,12 +185,13 @@ def problems(
     except ValidationError as error:
         seen = set()
         for detail in error.errors():
-            name = str(detail["loc"][0])
+            name, inner = str(detail["loc"][0]), ".".join(str(part) for part in detail["loc"][1:])
             if name in seen:
                 continue
             seen.add(name)
+            where = f"at `{inner}`: " if inner else ""
             found.append(
-                f"{owner} sets `{name}: {_show(raw.get(name))}`, which lakeplan cannot use ({detail['msg'].lower()}); "
+                f"{owner} sets `{name}: {_show(raw.get(name))}`, which lakeplan cannot use ({where}{detail['msg'].lower()}); "
                 f"{SCHEMAS[place].model_fields[name].description}. Fix: {_allowed(place, name)}, or remove it."
             )
         return None, found

@@ -24,8 +24,9 @@ def test_every_setting_declares_its_meaning_its_effect_and_a_valid_example(place
     example = field.json_schema_extra["example"]
     assert example != field.default
     settings, found = problems(place, "x", {name: example})
-    assert found == [] and getattr(settings, name) == ([example] if isinstance(example, str) and
-                                                         "list" in str(field.annotation) else example)
+    value = getattr(settings, name)
+    value = value.model_dump(exclude_none=True) if hasattr(value, "model_dump") else value
+    assert found == [] and value == ([example] if isinstance(example, str) and "list" in str(field.annotation) else example)
 
 
 @pytest.mark.parametrize("place, name", [(p, n) for p, n in DECLARED if p in ("model", "source")])
@@ -56,6 +57,10 @@ def test_the_settings_reference_is_generated_from_the_declarations():
         ("source", {"scan_paralelism": 4}, ["did you mean `scan_parallelism`?"]),
         ("source", {"changelog_mode": "cdc"}, ["`changelog_mode: 'cdc'`", "Fix: one of `insert_only`, `upsert`, `all`"]),
         ("column", {"merg": "sum"}, ["did you mean `merge`?"]),
+        ("source", {"datagen": {"rowz": 200, "fields": {"a": "id"}}}, ["(at `rowz`: extra inputs are not permitted)"]),
+        ("source", {"datagen": {"changelog": {"keys": 0, "versions": 4}}}, ["at `changelog.keys`"]),
+        ("source", {"datagen": {"rows": 10}}, ["give either `rows` and `fields`, or `changelog"]),
+        ("var", {"scan_parallelism": 4}, None),
         ("column", {"merge": "avg"}, ["`merge: 'avg'`", "Fix: one of `last_non_null`"]),
         ("var", {"reuse_sink_enabled": "no"}, ["`reuse_sink_enabled: 'no'`"]),
         ("var", {"fingerprint_version": "v4"}, ["Fix: one of `v2`, `v3`"]),
@@ -63,6 +68,9 @@ def test_the_settings_reference_is_generated_from_the_declarations():
 )
 def test_a_problem_names_the_owner_the_setting_the_value_and_the_fix(place, raw, fragments):
     _, found = problems(place, "model `m`", raw)
+    if fragments is None:  # a user's own var may share a setting's name
+        assert found == []
+        return
     assert len(found) == 1 and "\n" not in found[0] and "Fix:" in found[0]
     for fragment in fragments:
         assert fragment in found[0]
