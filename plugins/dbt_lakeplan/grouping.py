@@ -25,10 +25,6 @@ class WriteGroup:
     def digest_id(self) -> str:
         return digest_id(self.members[0])
 
-    def can_be_reused_by(self, member: Member) -> bool:
-        # A write can carry another member exactly when that member's digest is the group's digest.
-        return digest_text(member) == self.digest
-
 
 def group_members(members: list[Member], reuse_enabled: bool) -> list[WriteGroup]:
     """Groups in write order: per target, overwrites first (they replace rows; merges then update them), then
@@ -36,12 +32,17 @@ def group_members(members: list[Member], reuse_enabled: bool) -> list[WriteGroup
     members sorted by name in each group.
     With reuse disabled every member is a group of its own, as separate writers are."""
     groups: list[WriteGroup] = []
+    # A write can carry another member exactly when that member's digest is the group's digest (which names
+    # the target): the digest's group, by position.
+    by_digest: dict[str, int] = {}
     for member in sorted(members, key=lambda m: (m.target, m.name)):
-        shared = next((g for g in groups if reuse_enabled and g.can_be_reused_by(member)), None)
-        if shared is None:
-            groups.append(WriteGroup(member.target, digest_text(member), (member,)))
+        digest = digest_text(member)
+        if not reuse_enabled or digest not in by_digest:
+            by_digest[digest] = len(groups)
+            groups.append(WriteGroup(member.target, digest, (member,)))
         else:
-            groups[groups.index(shared)] = WriteGroup(shared.target, shared.digest, shared.members + (member,))
+            shared = groups[by_digest[digest]]
+            groups[by_digest[digest]] = WriteGroup(shared.target, shared.digest, shared.members + (member,))
 
     def write_order(group: WriteGroup):
         first = group.members[0]

@@ -10,7 +10,6 @@ text; what they do enters the fingerprint through their own definitions.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from typing import Any, Callable
@@ -48,6 +47,8 @@ class _Config(dict):
 
 _ENVIRONMENT = jinja2.Environment(undefined=_Placeholder, extensions=["jinja2.ext.do"], autoescape=False)
 # `{{ ref('a') }}`, `{{ source('a', 'b') }}`, `{{ config(materialized='table') }}`: arguments without calls in them
+QUOTED = re.compile(r"'([^'\\]*)'|\"([^\"\\]*)\"")
+STRING_ARGUMENTS = re.compile(r"\s*(?:'[^'\\]*'|\"[^\"\\]*\")(?:\s*,\s*(?:'[^'\\]*'|\"[^\"\\]*\"))*\s*")
 SIMPLE_CALL = re.compile(
     r"\{\{\s*(ref|source|scan_source|config)\(((?:[^()'\"{}]|'[^'\\]*'|\"[^\"\\]*\")*)\)\s*\}\}"
 )
@@ -90,14 +91,13 @@ def _render_simple(raw_sql: str, context: dict[str, Any]) -> str | None:
         name, arguments = match.groups()
         if name == "config":
             return ""
-        values = ast.literal_eval(f"({arguments},)") if arguments.strip() else ()
-        if not all(isinstance(value, str) for value in values):
-            raise ValueError(name)
-        return context[name](*values)
+        if not STRING_ARGUMENTS.fullmatch(arguments):
+            raise ValueError(name)  # keyword arguments, numbers, escapes: Jinja decides
+        return context[name](*(single or double for single, double in QUOTED.findall(arguments)))
 
     try:
         rendered = SIMPLE_CALL.sub(call, raw_sql)
-    except (ValueError, SyntaxError, TypeError):  # keyword arguments, other literals: Jinja decides
+    except (ValueError, TypeError):
         return None
     if "{{" in rendered or "{%" in rendered or "{#" in rendered:
         return None
@@ -116,4 +116,4 @@ def normalize_sql(sql: str) -> str:
     for tree in statements:
         for hint in list(tree.find_all(exp.Hint)):
             hint.pop()
-    return ";\n".join(tree.sql(dialect="spark", comments=False) for tree in statements)
+    return ";\n".join(tree.sql(dialect="spark", comments=False, copy=False) for tree in statements)

@@ -240,9 +240,10 @@ def _partial_updates(models: list, settings: dict[str, ModelSettings], plans: di
                for node in planned if settings[node.unique_id].partial_update_target]  # fmt: skip
     members = [member for member in members if member is not None]
     groups = group_members(members, reuse_enabled)
+    named = {node.config.get("partial_update_target") for node in models}  # even with bad settings
     for name, (target, _) in sorted(targets.items()):
         own = [group for group in groups if group.target == target.unique_id]
-        if not any(node.config.get("partial_update_target") == name for node in models):  # even with bad settings
+        if name not in named:
             found.append(f"Partial-update target `{name}` has no members, so it would be created empty. Fix: set "
                          f"`partial_update_target: '{name}'` on the models that write its columns.")  # fmt: skip
         partial_update.check_groups(name, own, found)
