@@ -2,7 +2,7 @@
 
 A generated project of MODELS models: GROUPS partial-update targets with MEMBERS members each, and plain views
 for the rest (every member reads one). Figures, each in a fresh Python process (no Spark needed):
-  postprocess  the plugin's manifest post-processing alone (sink reuse + fingerprints) on a parsed manifest,
+  postprocess  the plugin's manifest post-processing alone (the planner + fingerprints) on a parsed manifest,
                cold and with every node's SQL in the plugin's cache (target/lakeplan_sql_cache.json)
   parse        `dbt parse --no-partial-parse` without the plugin (plugins/ off sys.path), and with it, cache
                removed (cold) and as a later run finds it
