@@ -77,11 +77,6 @@ def target_plan(node, settings: ModelSettings, column_settings: dict[str, Column
     if not settings.unique_key:
         problems.append(f"Partial-update target `{name}` has no `unique_key`; members' rows are merged per primary "
                         "key. Fix: set `unique_key` (a column or a list) in its config.")  # fmt: skip
-    if node.config.get("file_format") != "iceberg":
-        problems.append(
-            f"Partial-update target `{name}` has file_format {node.config.get('file_format')!r}; its writes are MERGEs, "
-            "which need row-level updates. Fix: set `file_format: iceberg`."
-        )
     untyped = sorted(column_name for column_name, column in node.columns.items() if not column.data_type)
     if not node.columns or untyped:
         problems.append(

@@ -28,6 +28,7 @@ PLAN_VERSION = 1
 MEMBER_ONLY = ("write_mode", "static_partition", "write_options")
 TARGET_ONLY = ("partial_update_on_delete", "sequence_groups")
 TABLES = ("table", "incremental", "upsert", partial_update.TARGET_MATERIALIZATION)  # what a layout can apply to
+MERGED = ("upsert", partial_update.TARGET_MATERIALIZATION)  # lakeplan's materializations that write by MERGE
 # dbt's and dbt-spark's own model configs: never a misspelt lakeplan setting
 DBT_MODEL_CONFIGS = frozenset(
     {f.name for f in dataclasses.fields(ModelConfig) + dataclasses.fields(SparkConfig)}
@@ -163,6 +164,10 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
         "distribution": {"parallelism": settings.parallelism}, "keyed": keyed,
         "on_state_mismatch": settings.on_state_mismatch,
     }  # fmt: skip
+    if materialized in MERGED and node.config.get("file_format") != "iceberg":
+        found.append(f"Model `{name}` is materialized as `{materialized}` with file_format "
+                     f"{node.config.get('file_format')!r}; its writes are MERGEs, which need row-level updates. Fix: "
+                     "set `file_format: iceberg`.")  # fmt: skip
     if materialized == "upsert":
         plan["upsert"] = _upsert(node, settings, found)
     if is_target:
@@ -174,9 +179,6 @@ def _upsert(node, settings: ModelSettings, found: list[str]) -> dict[str, Any]:
     if not settings.unique_key:
         found.append(f"Model `{node.name}` is materialized as `upsert` but has no `unique_key`; the key decides which row "
                      "a change replaces. Fix: add `unique_key` (the changelog's primary key) to its config.")  # fmt: skip
-    if node.config.get("file_format") != "iceberg":
-        found.append(f"Model `{node.name}` is materialized as `upsert` with file_format {node.config.get('file_format')!r}; "
-                     "its MERGE needs row-level updates. Fix: set `file_format: iceberg`.")  # fmt: skip
     return {
         "op_column": settings.op_column or "_op", "sequence_by": settings.sequence_by,
         "tombstone_retention_days": settings.tombstone_retention_days,
