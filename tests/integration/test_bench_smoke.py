@@ -55,8 +55,8 @@ def test_tpch_end_to_end_benchmark_smoke(bench, spark):
     assert len(result["rows_only_in_dbt_tables"]) == 5
 
 
-def test_macros_ab_benchmark_smoke(bench, spark):
-    result = bench("macros_ab").main(["--base", "HEAD", "--smoke"], spark=spark)
+def test_revision_ab_benchmark_smoke(bench, spark):
+    result = bench("revision_ab").main(["--base", "HEAD", "--smoke"], spark=spark)
     assert {(r["workload"], r["phase"]) for r in result["medians"]} == {
         ("sink_reuse 200 keys", "initial"), ("sink_reuse 200 keys", "update"),
         ("sink_reuse rules 200 keys", "initial"), ("sink_reuse rules 200 keys", "update"),
