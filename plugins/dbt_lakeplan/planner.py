@@ -164,10 +164,12 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
         "distribution": {"parallelism": settings.parallelism}, "keyed": keyed,
         "on_state_mismatch": settings.on_state_mismatch,
     }  # fmt: skip
-    if materialized in MERGED and node.config.get("file_format") != "iceberg":
-        found.append(f"Model `{name}` is materialized as `{materialized}` with file_format "
-                     f"{node.config.get('file_format')!r}; its writes are MERGEs, which need row-level updates. Fix: "
-                     "set `file_format: iceberg`.")  # fmt: skip
+    if materialized in MERGED:
+        plan["full_rewrite_max_mib"] = settings.full_rewrite_max_mib
+        if node.config.get("file_format") != "iceberg":
+            found.append(f"Model `{name}` is materialized as `{materialized}` with file_format "
+                         f"{node.config.get('file_format')!r}; its writes are MERGEs, which need row-level updates. Fix: "
+                         "set `file_format: iceberg`.")  # fmt: skip
     if materialized == "upsert":
         plan["upsert"] = _upsert(node, settings, found)
     if is_target:

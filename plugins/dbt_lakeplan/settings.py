@@ -119,6 +119,10 @@ class ModelSettings(Settings):
     tombstone_retention_days: PositiveInt = setting(
         7, "how long a delete is remembered against late rows (`upsert` with `sequence_by`, `remove_record`)",
         False, 30)
+    full_rewrite_max_mib: Annotated[StrictInt, Field(ge=0)] = setting(
+        256, "an `upsert`'s or partial-update target's MERGE into a table of at most this many MiB of data files "
+        "rewrites every file, without first finding the files the change touches (Spark evaluates the change twice "
+        "for that); 0: always find them", False, 0)
     on_state_mismatch: Literal["fail", "full_refresh", "ignore"] = setting(
         "fail", "what a stateful model does when its fingerprint no longer fits its table", False, "full_refresh")
     partial_update_target: Optional[str] = setting(

@@ -45,14 +45,16 @@
     {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(plan, spec) -%}
     {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed,
         plan.group.parallelism, spec.unique_key) ~ '\n)' -%}
-    {%- set previous = lakeplan.lakeplan_set_session_options(plan.group.write_options) -%}
+    {%- set merges = not creates and plan.group.write_mode != 'overwrite' -%}
+    {%- set previous = lakeplan.lakeplan_set_session_options(lakeplan.lakeplan_merge_session_options(target,
+        plan.group.write_options) if merges else plan.group.write_options) -%}
     {%- call statement(statement_name) -%}
         {%- if creates -%}
             {{ lakeplan.lakeplan_partial_update_create_sql(target, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec)) }}
-        {%- elif plan.group.write_mode == 'overwrite' -%}
-            {{ lakeplan.lakeplan_partial_update_overwrite_sql(target, source, plan, spec) }}
-        {%- else -%}
+        {%- elif merges -%}
             {{ lakeplan.lakeplan_partial_update_merge_sql(target, source, plan, spec) }}
+        {%- else -%}
+            {{ lakeplan.lakeplan_partial_update_overwrite_sql(target, source, plan, spec) }}
         {%- endif -%}
     {%- endcall -%}
     {%- do lakeplan.lakeplan_set_session_options(previous) -%}
