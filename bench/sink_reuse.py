@@ -6,7 +6,8 @@ into an empty table, then an update in which 10% of the keys change in every mem
   rules       the same with per-column merge rules (sum, max, min, first_non_null, last_non_null in turn)
   separate    var reuse_sink_enabled: false (K MERGEs, what K stock dbt-spark models amount to)
   bare        lakeplan's own generated statement (as the `lakeplan` variant's dbt run logged it in target/run/),
-              run bare in PySpark on the same members (temp views), into its own table: the second floor
+              run bare in PySpark on the same members (temp views), under the session option lakeplan set for
+              it, into its own table: the second floor
   handwritten one UNION ALL + collapse + MERGE written by hand in plain Spark SQL (the first floor)
 Figures per run: wall time, snapshots created, bytes written (Iceberg snapshot summaries), and whether the table
 holds what the hand-written statement's table holds after the same phase (a checksum of every column with its
@@ -20,6 +21,7 @@ key; the `rules` variant is compared after the initial load only: its update add
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
@@ -33,6 +35,7 @@ COLUMNS_PER_MEMBER = 12
 VARIANTS = ("lakeplan", "bare", "rules", "separate", "handwritten")
 TABLES = {"handwritten": f"{SCHEMA}.wide_handwritten", "bare": f"{SCHEMA}.wide_bare"}
 RULES = ("sum", "max", "min", "first_non_null", "last_non_null")
+GROUP_FILTER = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
 
 
 def member_query(member: int, keys: int, phase: str) -> str:
@@ -104,7 +107,8 @@ def run_variant(spark, variant: str, members: int, keys: int, phase: int, statem
     if variant == "handwritten":
         spark.sql(handwritten_merge(members, keys, phase))
     elif variant == "bare":
-        spark.sql(statement)
+        with merge_session_options(spark, table, phase):
+            spark.sql(statement)
     else:
         project = write_project(members, keys, rules=variant == "rules")
         run_vars = json.dumps({"phase": phase, "reuse_sink_enabled": variant != "separate"})
@@ -116,6 +120,21 @@ def run_variant(spark, variant: str, members: int, keys: int, phase: int, statem
     return {"variant": variant, "members": members, "keys": keys, "phase": ["initial", "update"][phase],
             "seconds": round(seconds, 3), "snapshots": len(added), "bytes_written": sum(added.values()),
             "contents": contents(spark, table, members)}
+
+
+@contextlib.contextmanager
+def merge_session_options(spark, table: str, phase: int):
+    """The session option lakeplan's MERGE runs under (macros/utils/session_options.sql): a table of at most
+    `full_rewrite_max_mib` (default 256) MiB is rewritten whole, without Spark's runtime group filter."""
+    size = spark.sql(f"select coalesce(sum(file_size_in_bytes), 0) from {table}.data_files").first()[0] if phase else 0
+    whole = phase == 1 and size <= 256 * 2**20
+    if whole:
+        spark.conf.set(GROUP_FILTER, "false")
+    try:
+        yield
+    finally:
+        if whole:
+            spark.conf.unset(GROUP_FILTER)
 
 
 def bare_statement(spark, statement: str, members: int, keys: int, phase: int) -> str:
