@@ -30,6 +30,7 @@ from pathlib import Path
 
 from common import RESULTS, SCHEMA, dbt, machine, markdown_table, medians, record, spark_session
 from common import write_project as write_project_files
+from dbt_lakeplan.settings import ModelSettings
 
 COLUMNS_PER_MEMBER = 12
 VARIANTS = ("lakeplan", "bare", "rules", "separate", "handwritten")
@@ -125,9 +126,10 @@ def run_variant(spark, variant: str, members: int, keys: int, phase: int, statem
 @contextlib.contextmanager
 def merge_session_options(spark, table: str, phase: int):
     """The session option lakeplan's MERGE runs under (macros/utils/session_options.sql): a table of at most
-    `full_rewrite_max_mib` (default 256) MiB is rewritten whole, without Spark's runtime group filter."""
+    `full_rewrite_max_mib` (its declared default: the benchmark's target does not set it) MiB is rewritten whole,
+    without Spark's runtime group filter."""
     size = spark.sql(f"select coalesce(sum(file_size_in_bytes), 0) from {table}.data_files").first()[0] if phase else 0
-    whole = phase == 1 and size <= 256 * 2**20
+    whole = phase == 1 and size <= ModelSettings.model_fields["full_rewrite_max_mib"].default * 2**20
     if whole:
         spark.conf.set(GROUP_FILTER, "false")
     try:
