@@ -1,6 +1,7 @@
 """Sink reuse for partial updates (FLIP-506) with Paimon's partial-update semantics, on real Iceberg."""
 
 import json
+import re
 
 import pytest
 
@@ -167,3 +168,27 @@ def test_partial_parsing_picks_up_a_changed_member(reuse, spark):
     assert result.success and "Partial parsing enabled" in log
     assert [row[1] for row in rows(spark, "lakeplan_reuse.wide")] == [20, 40, 60, None]
     write_files(reuse.path, {"models/wide_a.sql": REUSE["models/wide_a.sql"]})
+
+
+def view_text(spark, name):
+    """The SQL text Spark keeps for a temp view (and analyses again wherever the view is read)."""
+    return spark._jsparkSession.sessionState().catalog().getRawTempView(name).get().tableMeta().viewText().get()
+
+
+def test_each_member_view_carries_only_the_ctes_its_member_reads(make_project, spark):
+    # dbt compiles every member (and what they read) into the target as CTEs; a member's staged view needs only
+    # its own and those of the ephemeral models it reads, transitively (here b -> cleaned -> raw).
+    project = make_project("member_ctes", {
+        "models/slim.sql": "{{ partial_update_target() }}",
+        "models/slim.yml": target_yml("slim", {"id": "bigint", "a": "int", "b": "int"}),
+        "models/raw.sql": "{{ config(materialized='ephemeral') }}\nselect 1 as id, 20 as b union all select 2, 30",
+        "models/cleaned.sql": "{{ config(materialized='ephemeral') }}\nselect id, b from {{ ref('raw') }} where b > 25",
+        "models/slim_a.sql": member("slim", "select 1 as id, 10 as a"),
+        "models/slim_b.sql": member("slim", "select id, b from {{ ref('cleaned') }}"),
+    })
+    project.run("run")
+    assert rows(spark, "lakeplan_member_ctes.slim") == [(1, 10, None), (2, None, 30)]
+    ctes = {view: set(re.findall(r"__dbt__cte__\w+", view_text(spark, f"slim__lakeplan_member_{view}")))
+            for view in ("slim_a", "slim_b")}  # fmt: skip
+    assert ctes == {"slim_a": {"__dbt__cte__slim_a"},
+                    "slim_b": {"__dbt__cte__slim_b", "__dbt__cte__cleaned", "__dbt__cte__raw"}}  # fmt: skip

@@ -1,12 +1,12 @@
 {#- Everything one write group needs, from the real member schemas: each member's temp view (its query
-    with the CTEs dbt compiled into this target), its columns, and what it writes; checked on the way. -#}
+    with the CTEs it reads), its columns, and what it writes; checked on the way. -#}
 {% macro lakeplan_partial_update_plan(group, spec) %}
-    {%- set ctes = model.extra_ctes | map(attribute='sql') | list -%}
-    {%- set with_clause = 'with ' ~ ctes | join(',\n') ~ '\n' if ctes else '' -%}
     {%- set members = [] -%}
     {%- set sequence_types = [] -%}
     {%- for member in group.members -%}
         {%- set view = lakeplan.lakeplan_temp_view('member_' ~ member.name) -%}
+        {%- set ctes = lakeplan.lakeplan_member_ctes(member.unique_id) -%}
+        {%- set with_clause = 'with ' ~ ctes | join(',\n') ~ '\n' if ctes else '' -%}
         {%- call statement('stage_member_' ~ member.name) -%}
             create or replace temporary view {{ view }} as {{ with_clause }}select * from {{ ref(member.name) }}
         {%- endcall -%}
@@ -124,4 +124,17 @@
     {%- if not deletes -%}{{ return(none) }}{%- endif -%}
     {{ return(lakeplan.lakeplan_write_tombstones(
         relation, deletes | join('\nunion all\n'), spec.unique_key, creates)) }}
+{% endmacro %}
+
+{#- Of the CTEs dbt compiled into this target (every member and the ephemeral models they read), those one
+    member's query reads: its own and, transitively, those of the ephemeral models it refs. Spark keeps a temp
+    view as SQL text and analyses every CTE in it wherever the view is read, so carrying all members' CTEs in
+    each view multiplies that work by the member count. -#}
+{% macro lakeplan_member_ctes(member_id) %}
+    {%- set needed = [member_id] -%}
+    {#- dbt lists a CTE after those it reads: walking back, each needed CTE is met before what it reads -#}
+    {%- for cte in model.extra_ctes | reverse -%}
+        {%- if cte.id in needed -%}{%- do needed.extend(graph.nodes[cte.id].depends_on.nodes) -%}{%- endif -%}
+    {%- endfor -%}
+    {{ return(model.extra_ctes | selectattr('id', 'in', needed) | map(attribute='sql') | list) }}
 {% endmacro %}
