@@ -52,9 +52,10 @@ def machine(spark) -> dict:
             "spark": spark.version, "dbt": dbt.version.__version__}  # fmt: skip
 
 
-def write_project(name: str, files: dict[str, str], models: dict | None = None, macros: Path = ROOT / "macros") -> Path:
-    """A dbt project under bench/work/<name> with lakeplan's macros (or another revision's, `macros`); models in
-    schema lakeplan_bench."""
+def write_project(name: str, files: dict[str, str], models: dict | None = None, macros: Path = ROOT / "macros",
+                  project_vars: dict | None = None) -> Path:
+    """A dbt project under bench/work/<name> with lakeplan's macros (or another revision's, `macros`) and
+    `project_vars`; models in schema lakeplan_bench."""
     project = WORK / name
     for path, text in files.items():
         (project / path).parent.mkdir(parents=True, exist_ok=True)
@@ -64,7 +65,7 @@ def write_project(name: str, files: dict[str, str], models: dict | None = None, 
     settings = {"+schema": "bench", "+file_format": "iceberg", **(models or {})}
     (project / "dbt_project.yml").write_text(
         "name: lakeplan\nversion: '1.0.0'\nconfig-version: 2\nprofile: lakeplan\n"
-        f"models:\n  lakeplan: {json.dumps(settings)}\n"
+        f"models:\n  lakeplan: {json.dumps(settings)}\nvars: {json.dumps(project_vars or {})}\n"
     )
     return project
 

@@ -36,9 +36,15 @@ def run_workload(spark, workload: dict) -> dict:
     if workload["kind"] == "machine":
         return common.machine(spark)
     if workload["kind"] == "sink_reuse":
-        project = importlib.import_module("sink_reuse").write_project(10, workload["keys"], rules=workload["rules"])
-        seconds = {"initial": common.dbt(project, "run", "--vars", "{phase: 0}", "--full-refresh"),
-                   "update": common.dbt(project, "run", "--vars", "{phase: 1}")}  # fmt: skip
+        sink_reuse = importlib.import_module("sink_reuse")
+        project = sink_reuse.write_project(10, workload["keys"], rules=workload["rules"])
+
+        def phase(number: int, *args: str) -> float:
+            if hasattr(sink_reuse, "PHASE"):  # this revision reads the phase from a Spark variable, older ones from --vars
+                spark.conf.set(sink_reuse.PHASE, str(number))
+            return common.dbt(project, "run", "--vars", f"{{phase: {number}}}", *args)
+
+        seconds = {"initial": phase(0, "--full-refresh"), "update": phase(1)}
         table = "wide"
     else:
         changelog = importlib.import_module("changelog_distribution")
