@@ -1,7 +1,7 @@
 """Benchmark: lakeplan at a base revision and in this checkout, side by side, whole (plugin, macros, setup).
 
-The sink-reuse write (K = 10 members x 12 columns, initial load and update, with and without merge rules, as
-bench/sink_reuse.py) and the changelog upsert (as bench/changelog_distribution.py) run on both sides,
+The sink-reuse write (K = 10 members x 12 columns, initial load and update, as bench/sink_reuse.py; as it is,
+with merge rules, and with its last member a changelog: op +U, sequenced by the phase) and the changelog upsert (as bench/changelog_distribution.py) run on both sides,
 alternately: A B, then B A, so a drift of the machine's speed touches both alike. Each side is a worker process
 in its own checkout, with that checkout's virtualenv, plugin, macros, Spark settings and warehouse, and its own
 benchmark code writing the projects (so a revision runs its workloads exactly as it recorded them). The base
@@ -10,6 +10,7 @@ The figure per workload is the median of the per-pair ratios head / base; the ta
 compared after every pair (they must hold the same rows).
 
   .venv/bin/python bench/revision_ab.py --base 3d91392 [--keys 100000 1000000] [--changelog-keys 500000] [--pairs 2]
+      [--only 'changelog member']   (the workloads whose name holds it; recorded as revision_ab_<it>.json/.md)
   --smoke: tiny sizes, one pair, both sides in this process and checkout, nothing recorded (run by the tests)
 """
 
@@ -38,6 +39,13 @@ def run_workload(spark, workload: dict) -> dict:
     if workload["kind"] == "sink_reuse":
         sink_reuse = importlib.import_module("sink_reuse")
         project = sink_reuse.write_project(10, workload["keys"], rules=workload["rules"])
+        if workload.get("changelog"):  # written here, not by the revision's benchmark: both sides have member_sql
+            query = sink_reuse.member_sql(9, workload["keys"]).split("\n", 1)[1]
+            (project / "models/member_09.sql").write_text(
+                "{{ config(partial_update_target='wide', op_column='op', sequence_by='seq') }}\n"
+                f"select '+U' as op, {{{{ var('phase', 0) }}}} as seq, m.* from ({query}) as m")
+            target = project / "models/wide.yml"  # a changelog member needs the target to say what a -D does
+            target.write_text(target.read_text().replace("{unique_key: k}", "{unique_key: k, partial_update_on_delete: ignore}"))
 
         def phase(number: int, *args: str) -> float:
             if hasattr(sink_reuse, "PHASE"):  # this revision reads the phase from a Spark variable, older ones from --vars
@@ -118,8 +126,9 @@ def base_checkout(revision: str, root: Path) -> Path:
 
 
 def workloads(keys: list[int], changelog_keys: int) -> list[tuple[str, dict]]:
-    sink = [(f"sink_reuse{' rules' if rules else ''} {n:,} keys", {"kind": "sink_reuse", "keys": n, "rules": rules})
-            for n in keys for rules in (False, True)]  # fmt: skip
+    kinds = {"": {}, " rules": {"rules": True}, " changelog member": {"changelog": True}}
+    sink = [(f"sink_reuse{kind} {n:,} keys", {"kind": "sink_reuse", "keys": n, "rules": False, **extra})
+            for n in keys for kind, extra in kinds.items()]  # fmt: skip
     return [*sink, (f"changelog {changelog_keys * 4:,} rows", {"kind": "changelog", "keys": changelog_keys})]
 
 
@@ -154,27 +163,29 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     parser.add_argument("--keys", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--changelog-keys", type=int, default=500_000, help="x 4 versions")
     parser.add_argument("--pairs", type=int, default=2)
+    parser.add_argument("--only", default="", help="run the workloads whose name holds this text")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args(argv)
     from common import ROOT, markdown_table, record, spark_session
 
     if args.smoke:  # the workloads and the comparison, without a second checkout: both sides are this one
         spark = spark or spark_session()
-        work = workloads([200], 100)
+        work = [(name, w) for name, w in workloads([200], 100) if args.only in name]
         runs = compare(dict.fromkeys(("base", "head"), lambda w: run_workload(spark, w)), work, 1)
         return {"base": args.base, "runs": runs, "medians": summarize(runs)}
     sides = {"base": Worker(base_checkout(args.base, ROOT)), "head": Worker(ROOT)}
     try:
         for side in sides.values():  # warm-up, not recorded: a JVM's first statements pay for JIT and codegen
             side({"kind": "sink_reuse", "keys": 2000, "rules": False})
-        runs = compare(sides, workloads(args.keys, args.changelog_keys), args.pairs)
+        work = [(name, w) for name, w in workloads(args.keys, args.changelog_keys) if args.only in name]
+        runs = compare(sides, work, args.pairs)
         machines = {name: side({"kind": "machine"}) for name, side in sides.items()}
     finally:
         for side in sides.values():
             side.close()
     rows = summarize(runs)
     result = {"machine": machines, "base": args.base, "runs": runs, "medians": rows}
-    record("revision_ab", result, markdown_table(
+    record("revision_ab" + (f"_{args.only.replace(' ', '_')}" if args.only else ""), result, markdown_table(
         ["workload", "phase", "pairs", "base s (median)", "head s (median)", "head / base (median of pairs)",
          "same rows"], [[r["workload"], r["phase"], r["pairs"], r["base"], r["head"], f"{r['ratio']:.2f}x",
                          r["same_rows"]] for r in rows]))  # fmt: skip

@@ -60,6 +60,7 @@ def test_revision_ab_benchmark_smoke(bench, spark):
     assert {(r["workload"], r["phase"]) for r in result["medians"]} == {
         ("sink_reuse 200 keys", "initial"), ("sink_reuse 200 keys", "update"),
         ("sink_reuse rules 200 keys", "initial"), ("sink_reuse rules 200 keys", "update"),
+        ("sink_reuse changelog member 200 keys", "initial"), ("sink_reuse changelog member 200 keys", "update"),
         ("changelog 400 rows", "initial"), ("changelog 400 rows", "again"),
     }  # fmt: skip
     assert all(run["same_rows"] for run in result["runs"])  # both sides leave the same tables
