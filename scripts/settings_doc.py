@@ -28,6 +28,7 @@ The planner hands each source and model one plan, in its config as `lakeplan_pla
 
 - every model: `version`, `model`, `key` (`unique_key` as a list), `distribution: {{parallelism}}`,
   `keyed: {{keys, key_groups}}` or null, `on_state_mismatch`, `accept_state` (listed in `lakeplan_accept_state`);
+- an `upsert` and a partial-update target add `full_rewrite_max_mib`;
 - an `upsert` adds `upsert: {{op_column, sequence_by, tombstone_retention_days}}`;
 - a partial-update target adds `partial_update: {{columns: [{{name, data_type}}], on_delete,
   tombstone_retention_days, rules, order_independent, sequence_groups, grouped, types: {{families, casts}},

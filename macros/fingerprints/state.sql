@@ -87,7 +87,8 @@
         {%- if verdict.action in ['evolve', 'accept'] -%}
             {%- do log('lakeplan: model `' ~ node.name ~ '`: '
                 ~ ('accepting its current logic (' ~ changes | join('; ') ~ ')' if changes else 'new parts fit its table')
-                ~ '; the table keeps its rows and now records fingerprint ' ~ current.fingerprint ~ '.', info=true) -%}
+                ~ '; the table keeps its rows and records fingerprint ' ~ current.fingerprint
+                ~ ' once this run writes it (a failed write records nothing).', info=true) -%}
         {%- endif -%}
     {%- endif -%}
     {{ return(verdict) }}

@@ -29,6 +29,7 @@ MEMBER_ONLY = ("write_mode", "static_partition", "write_options")
 TARGET_ONLY = ("partial_update_on_delete", "sequence_groups")
 TABLES = ("table", "incremental", "upsert", partial_update.TARGET_MATERIALIZATION)  # what a layout can apply to
 MERGED = ("upsert", partial_update.TARGET_MATERIALIZATION)  # lakeplan's materializations that write by MERGE
+MERGE_ONLY = ("full_rewrite_max_mib", "tombstone_retention_days")  # settings of those MERGEs
 # dbt's and dbt-spark's own model configs: never a misspelt lakeplan setting
 DBT_MODEL_CONFIGS = frozenset(
     {f.name for f in dataclasses.fields(ModelConfig) + dataclasses.fields(SparkConfig)}
@@ -130,6 +131,13 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
     for setting in (s for s in TARGET_ONLY if s in settings.model_fields_set and not is_target):
         found.append(f"{owner} sets `{setting}`, which only a partial-update target uses: it would do nothing here. "
                      "Fix: set it on the target (its SQL is `{{ partial_update_target() }}`).")  # fmt: skip
+    for setting in (s for s in MERGE_ONLY if s in settings.model_fields_set and materialized not in MERGED):
+        found.append(
+            f"{owner} sets `{setting}`, which only an `upsert` model or a partial-update target uses: "
+            + (f"on a member it would do nothing. Fix: set it on the target `{settings.partial_update_target}`, "
+               "whose MERGE writes the member's rows." if is_member else
+               f"as {materialized} it would do nothing. Fix: remove it, or materialize `{name}` as upsert.")
+        )  # fmt: skip
     for column, column_settings in columns.items():
         if column_settings is not None and "merge" in column_settings.model_fields_set and not is_target:
             found.append(
