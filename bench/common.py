@@ -52,16 +52,16 @@ def machine(spark) -> dict:
             "spark": spark.version, "dbt": dbt.version.__version__}  # fmt: skip
 
 
-def write_project(name: str, files: dict[str, str], models: dict | None = None, macros: Path = ROOT / "macros",
+def write_project(name: str, files: dict[str, str], models: dict | None = None,
                   project_vars: dict | None = None) -> Path:
-    """A dbt project under bench/work/<name> with lakeplan's macros (or another revision's, `macros`) and
-    `project_vars`; models in schema lakeplan_bench."""
+    """A dbt project under bench/work/<name> with lakeplan's macros and `project_vars`; models in schema
+    lakeplan_bench."""
     project = WORK / name
     for path, text in files.items():
         (project / path).parent.mkdir(parents=True, exist_ok=True)
         (project / path).write_text(text)
     if not (project / "macros").exists():
-        (project / "macros").symlink_to(macros)
+        (project / "macros").symlink_to(ROOT / "macros")
     settings = {"+schema": "bench", "+file_format": "iceberg", **(models or {})}
     (project / "dbt_project.yml").write_text(
         "name: lakeplan\nversion: '1.0.0'\nconfig-version: 2\nprofile: lakeplan\n"

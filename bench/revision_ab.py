@@ -1,11 +1,12 @@
 """Benchmark: lakeplan at a base revision and in this checkout, side by side, whole (plugin, macros, setup).
 
 The sink-reuse write (K = 10 members x 12 columns, initial load and update, as bench/sink_reuse.py; as it is,
-with merge rules, and with its last member a changelog: op +U, sequenced by the phase) and the changelog upsert (as bench/changelog_distribution.py) run on both sides,
-alternately: A B, then B A, so a drift of the machine's speed touches both alike. Each side is a worker process
-in its own checkout, with that checkout's virtualenv, plugin, macros, Spark settings and warehouse, and its own
-benchmark code writing the projects (so a revision runs its workloads exactly as it recorded them). The base
-checkout is `git archive`d under bench/work/tree-<commit> and set up there once (`make setup`, a few minutes).
+with merge rules, and with its last member a changelog: op +U, sequenced by the phase) and the changelog upsert
+(as bench/changelog_distribution.py) run on both sides, alternately: A B, then B A, so a drift of the machine's
+speed touches both alike. Each side is a worker process in its own checkout, with that checkout's virtualenv,
+plugin, macros, Spark settings and warehouse, and its own benchmark code writing the projects (so a revision
+runs its workloads exactly as it recorded them). The base checkout is `git archive`d under
+bench/work/tree-<commit> and set up there once (`make setup`, a few minutes).
 The figure per workload is the median of the per-pair ratios head / base; the tables both sides leave are
 compared after every pair (they must hold the same rows).
 
@@ -45,10 +46,12 @@ def run_workload(spark, workload: dict) -> dict:
                 "{{ config(partial_update_target='wide', op_column='op', sequence_by='seq') }}\n"
                 f"select '+U' as op, {{{{ var('phase', 0) }}}} as seq, m.* from ({query}) as m")
             target = project / "models/wide.yml"  # a changelog member needs the target to say what a -D does
-            target.write_text(target.read_text().replace("{unique_key: k}", "{unique_key: k, partial_update_on_delete: ignore}"))
+            target.write_text(
+                target.read_text().replace("{unique_key: k}", "{unique_key: k, partial_update_on_delete: ignore}"))
 
         def phase(number: int, *args: str) -> float:
-            if hasattr(sink_reuse, "PHASE"):  # this revision reads the phase from a Spark variable, older ones from --vars
+            # this revision reads the phase from a Spark variable, older ones from --vars: both get it
+            if hasattr(sink_reuse, "PHASE"):
                 spark.conf.set(sink_reuse.PHASE, str(number))
             return common.dbt(project, "run", "--vars", f"{{phase: {number}}}", *args)
 
@@ -125,11 +128,13 @@ def base_checkout(revision: str, root: Path) -> Path:
     return tree
 
 
-def workloads(keys: list[int], changelog_keys: int) -> list[tuple[str, dict]]:
+def workloads(keys: list[int], changelog_keys: int, only: str) -> list[tuple[str, dict]]:
+    """The workloads whose name holds `only`, by name."""
     kinds = {"": {}, " rules": {"rules": True}, " changelog member": {"changelog": True}}
     sink = [(f"sink_reuse{kind} {n:,} keys", {"kind": "sink_reuse", "keys": n, "rules": False, **extra})
             for n in keys for kind, extra in kinds.items()]  # fmt: skip
-    return [*sink, (f"changelog {changelog_keys * 4:,} rows", {"kind": "changelog", "keys": changelog_keys})]
+    every = [*sink, (f"changelog {changelog_keys * 4:,} rows", {"kind": "changelog", "keys": changelog_keys})]
+    return [(name, workload) for name, workload in every if only in name]
 
 
 def compare(sides: dict, work: list[tuple[str, dict]], pairs: int) -> list[dict]:
@@ -170,15 +175,14 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
 
     if args.smoke:  # the workloads and the comparison, without a second checkout: both sides are this one
         spark = spark or spark_session()
-        work = [(name, w) for name, w in workloads([200], 100) if args.only in name]
-        runs = compare(dict.fromkeys(("base", "head"), lambda w: run_workload(spark, w)), work, 1)
+        both = dict.fromkeys(("base", "head"), lambda w: run_workload(spark, w))
+        runs = compare(both, workloads([200], 100, args.only), 1)
         return {"base": args.base, "runs": runs, "medians": summarize(runs)}
     sides = {"base": Worker(base_checkout(args.base, ROOT)), "head": Worker(ROOT)}
     try:
         for side in sides.values():  # warm-up, not recorded: a JVM's first statements pay for JIT and codegen
             side({"kind": "sink_reuse", "keys": 2000, "rules": False})
-        work = [(name, w) for name, w in workloads(args.keys, args.changelog_keys) if args.only in name]
-        runs = compare(sides, work, args.pairs)
+        runs = compare(sides, workloads(args.keys, args.changelog_keys, args.only), args.pairs)
         machines = {name: side({"kind": "machine"}) for name, side in sides.items()}
     finally:
         for side in sides.values():

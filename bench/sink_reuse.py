@@ -53,7 +53,7 @@ def member_sql(member: int, keys: int) -> str:
     return f"{{{{ config(partial_update_target='wide') }}}}\n" + member_query(member, keys, f"${{{PHASE}}}")
 
 
-def write_project(members: int, keys: int, rules: bool = False, macros: Path | None = None, reuse: bool = True) -> Path:
+def write_project(members: int, keys: int, rules: bool = False, reuse: bool = True) -> Path:
     """The project of one dbt variant, in a directory of its own (so that nothing changes between its runs)."""
     columns = ["      - {name: k, data_type: bigint}"] + [
         f"      - {{name: m{m}_c{c}, data_type: bigint"
@@ -67,9 +67,8 @@ def write_project(members: int, keys: int, rules: bool = False, macros: Path | N
         **{f"models/member_{m:02d}.sql": member_sql(m, keys) for m in range(members)},
     }
     name = f"k{members}_n{keys}{'_rules' if rules else ''}{'' if reuse else '_separate'}"
-    name += f"_{macros.parent.name}" if macros else ""
     settings = {"wide": {"on_state_mismatch": "full_refresh"}}
-    return write_project_files(name, files, settings, *([macros] if macros else []), project_vars={"reuse_sink_enabled": reuse})
+    return write_project_files(name, files, settings, project_vars={"reuse_sink_enabled": reuse})
 
 
 def handwritten_merge(members: int, keys: int, phase: int) -> str:
@@ -136,8 +135,9 @@ def merge_session_options(spark, table: str, phase: int):
     """The session option lakeplan's MERGE runs under (macros/utils/session_options.sql): a table of at most
     `full_rewrite_max_mib` (its declared default: the benchmark's target does not set it) MiB is rewritten whole,
     without Spark's runtime group filter."""
-    size = spark.sql(f"select coalesce(sum(file_size_in_bytes), 0) from {table}.data_files").first()[0] if phase else 0
-    whole = phase == 1 and size <= ModelSettings.model_fields["full_rewrite_max_mib"].default * 2**20
+    limit = ModelSettings.model_fields["full_rewrite_max_mib"].default * 2**20
+    size = f"select coalesce(sum(file_size_in_bytes), 0) from {table}.data_files"
+    whole = phase == 1 and spark.sql(size).first()[0] <= limit
     if whole:
         spark.conf.set(GROUP_FILTER, "false")
     try:
