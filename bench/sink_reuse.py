@@ -6,8 +6,8 @@ into an empty table, then an update in which 10% of the keys change in every mem
   rules       the same with per-column merge rules (sum, max, min, first_non_null, last_non_null in turn)
   separate    var reuse_sink_enabled: false (K MERGEs, what K stock dbt-spark models amount to)
   bare        lakeplan's own generated statement (as the `lakeplan` variant's dbt run logged it in target/run/),
-              run bare in PySpark on the same members (temp views), under the session option lakeplan set for
-              it, into its own table: the second floor
+              run bare in PySpark on the same members (temp views), under the settings its header asks for,
+              into its own table: the second floor
   handwritten one UNION ALL + collapse + MERGE written by hand in plain Spark SQL (the first floor)
 Figures per run: wall time, snapshots created, bytes written (Iceberg snapshot summaries), and whether the table
 holds what the hand-written statement's table holds after the same phase (a checksum of every column with its
@@ -21,7 +21,6 @@ key; the `rules` variant is compared after the initial load only: its update add
 from __future__ import annotations
 
 import argparse
-import contextlib
 import re
 import sys
 import time
@@ -29,13 +28,13 @@ from pathlib import Path
 
 from common import RESULTS, SCHEMA, dbt, machine, markdown_table, medians, record, spark_session
 from common import write_project as write_project_files
-from dbt_lakeplan.settings import ModelSettings
+from dbt.adapters.spark.session import Cursor
+from dbt_lakeplan import statement_options
 
 COLUMNS_PER_MEMBER = 12
 VARIANTS = ("lakeplan", "bare", "rules", "separate", "handwritten")
 TABLES = {"handwritten": f"{SCHEMA}.wide_handwritten", "bare": f"{SCHEMA}.wide_bare"}
 RULES = ("sum", "max", "min", "first_non_null", "last_non_null")
-GROUP_FILTER = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
 # The phase reaches dbt's members as a Spark SQL variable, set before each run: the project stays the same from run
 # to run, as a scheduled pipeline's does, so dbt parses it partially. A `--vars` that changes every run would make
 # dbt parse the whole project again each time (0.9 s here), which no production run pays.
@@ -115,7 +114,8 @@ def run_variant(spark, variant: str, members: int, keys: int, phase: int, statem
     if variant == "handwritten":
         spark.sql(handwritten_merge(members, keys, phase))
     elif variant == "bare":
-        with merge_session_options(spark, table, phase):
+        # under the settings lakeplan's run set for it (its header: plugins/dbt_lakeplan/statement_options.py)
+        with statement_options.applied(Cursor, statement_options.options_of(statement)):
             spark.sql(statement)
     else:
         project = write_project(members, keys, rules=variant == "rules", reuse=variant != "separate")
@@ -128,23 +128,6 @@ def run_variant(spark, variant: str, members: int, keys: int, phase: int, statem
     return {"variant": variant, "members": members, "keys": keys, "phase": ["initial", "update"][phase],
             "seconds": round(seconds, 3), "snapshots": len(added), "bytes_written": sum(added.values()),
             "contents": contents(spark, table, members)}
-
-
-@contextlib.contextmanager
-def merge_session_options(spark, table: str, phase: int):
-    """The session option lakeplan's MERGE runs under (macros/utils/session_options.sql): a table of at most
-    `full_rewrite_max_mib` (its declared default: the benchmark's target does not set it) MiB is rewritten whole,
-    without Spark's runtime group filter."""
-    limit = ModelSettings.model_fields["full_rewrite_max_mib"].default * 2**20
-    size = f"select coalesce(sum(file_size_in_bytes), 0) from {table}.data_files"
-    whole = phase == 1 and spark.sql(size).first()[0] <= limit
-    if whole:
-        spark.conf.set(GROUP_FILTER, "false")
-    try:
-        yield
-    finally:
-        if whole:
-            spark.conf.unset(GROUP_FILTER)
 
 
 def bare_statement(spark, statement: str, members: int, keys: int, phase: int) -> str:

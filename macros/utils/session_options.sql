@@ -1,17 +1,9 @@
-{#- Sets Spark session options for the statements that follow; returns the previous values (none where
-    unset) so the same macro restores them. The planner checked keys and values (no `;`, no line breaks). -#}
-{% macro lakeplan_set_session_options(options) %}
-    {%- set previous = {} -%}
-    {%- for key, value in (options or {}).items() -%}
-        {%- set current = run_query('set ' ~ key).columns[1].values()[0] -%}
-        {%- do previous.update({key: none if current == '<undefined>' else current}) -%}
-        {%- if value is none -%}
-            {%- do lakeplan.lakeplan_execute('reset ' ~ key) -%}
-        {%- else -%}
-            {%- do run_query('set ' ~ key ~ '=' ~ value) -%}
-        {%- endif -%}
-    {%- endfor -%}
-    {{ return(previous) }}
+{#- The comment line that heads a statement whose Spark settings are `options` for that statement alone:
+    lakeplan's statement handler (plugins/dbt_lakeplan/statement_options.py) sets them before it and puts the
+    session's own values back after it, also when it fails (Jinja has no `finally`). Empty without options. The
+    planner checked keys and values (no `;`, no line breaks). -#}
+{% macro lakeplan_statement_options(options) %}
+    {%- if options -%}-- lakeplan session options: {{ tojson(options) }}{{ '\n' }}{%- endif -%}
 {% endmacro %}
 
 {#- The session options of a MERGE into the existing `relation`, under the group's own `options` (these win).

@@ -133,8 +133,8 @@ class ModelSettings(Settings):
     static_partition: Optional[dict[str, Scalar]] = setting(
         None, "on a member: the partition (column: value) an overwrite replaces", True, {"day": "2024-01-01"})
     write_options: Optional[dict[Annotated[str, Field(pattern=SPARK_KEY)], Optional[SparkValue]]] = setting(
-        None, "on a member: Spark settings in effect during its group's statement", False,
-        {"spark.sql.shuffle.partitions": 4})
+        None, "on a member: Spark settings in effect during its group's statement alone (then restored, also when it "
+        "fails)", False, {"spark.sql.shuffle.partitions": 4})
     partial_update_on_delete: Literal["error", "ignore", "remove_record"] = setting(
         "error", "on a target: what a changelog member's -D does (`error`, as Paimon's partial-update)", True,
         "remove_record")

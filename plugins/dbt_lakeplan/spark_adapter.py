@@ -1,4 +1,4 @@
-"""Three fixes to dbt-spark's adapter, installed once per process by lakeplan's plugin.
+"""Three fixes to dbt-spark's adapter and one addition, installed once per process by lakeplan's plugin.
 
 Quoting: dbt-spark wraps a name in backticks without escaping a backtick inside it, so a column such as
 `Seq`No` breaks every statement that names it (seeds first). Spark escapes a backtick by doubling it.
@@ -11,12 +11,17 @@ format than 'delta' or 'iceberg' or 'hudi'") and insert_overwrite writes Hive sy
 Errors: a statement that fails inside a Spark task (a row guard's `raise_error`, a value that does not fit)
 reaches dbt as the task's whole Java stack, 100-150 lines around one sentence. dbt-spark already logs the full
 error at debug level; the user is shown the sentence.
+
+Statement options: the same handler sets the Spark settings a lakeplan statement's header asks for around that
+statement alone (statement_options.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+
+from dbt_lakeplan import statement_options
 
 PROVIDER_LINE = re.compile(r"^Provider: .*$", re.MULTILINE)
 JAVA_FRAME = re.compile(r"^\s*at [\w$.<>]+\(")
@@ -65,7 +70,7 @@ def _condense_errors(handler):
         from dbt_common.exceptions import DbtRuntimeError
 
         try:
-            with handler(self, sql):
+            with handler(self, sql), _statement_options(self, sql):
                 yield
         except DbtRuntimeError as error:
             sentence = condensed(error.msg)
@@ -77,6 +82,18 @@ def _condense_errors(handler):
 
     exception_handler.lakeplan = True
     return exception_handler
+
+
+def _statement_options(connections, sql: str):
+    """The settings `sql`'s header asks for, set through cursors of their own on the statement's session (dbt's
+    connection wrapper keeps one cursor, the statement's)."""
+    options = statement_options.options_of(sql)
+    if not options:
+        return contextlib.nullcontext()
+    from dbt.adapters.events.logging import AdapterLogger
+
+    session = connections.get_thread_connection().handle.handle
+    return statement_options.applied(session.cursor, options, AdapterLogger("Spark").debug)
 
 
 def _condense_fetch_errors(fetch):

@@ -11,9 +11,10 @@
         {%- do plans.append(lakeplan.lakeplan_partial_update_plan(group, spec)) -%}
     {%- endfor -%}
     {%- do lakeplan.lakeplan_validate_partial_update_overlaps(plans, spec) -%}
-    {#- Spark checks a setting's value when it is set: every group's options, before the first group writes -#}
-    {%- for plan in plans -%}
-        {%- do lakeplan.lakeplan_set_session_options(lakeplan.lakeplan_set_session_options(plan.group.write_options)) -%}
+    {#- Spark checks a setting's value when it is set: every group's options, around a no-op, before the first
+        group writes -#}
+    {%- for plan in plans if plan.group.write_options -%}
+        {%- do run_query(lakeplan.lakeplan_statement_options(plan.group.write_options) ~ 'select 1') -%}
     {%- endfor -%}
 
     {{ run_hooks(pre_hooks) }}

@@ -46,9 +46,10 @@
     {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed,
         plan.group.parallelism, spec.unique_key) ~ '\n)' -%}
     {%- set merges = not creates and plan.group.write_mode != 'overwrite' -%}
-    {%- set previous = lakeplan.lakeplan_set_session_options(lakeplan.lakeplan_merge_session_options(target,
-        plan.group.write_options) if merges else plan.group.write_options) -%}
+    {%- set options = lakeplan.lakeplan_merge_session_options(target, plan.group.write_options) if merges
+        else plan.group.write_options -%}
     {%- call statement(statement_name) -%}
+        {{ lakeplan.lakeplan_statement_options(options) }}
         {%- if creates -%}
             {{ lakeplan.lakeplan_partial_update_create_sql(target, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec)) }}
         {%- elif merges -%}
@@ -57,7 +58,6 @@
             {{ lakeplan.lakeplan_partial_update_overwrite_sql(target, source, plan, spec) }}
         {%- endif -%}
     {%- endcall -%}
-    {%- do lakeplan.lakeplan_set_session_options(previous) -%}
 {% endmacro %}
 
 {#- The target table with its declared columns and types, holding `rows` (a query of every column in the

@@ -35,11 +35,10 @@
             {{ create_table_as(False, target_relation, initial_rows) }}
         {%- endcall -%}
     {%- else -%}
-        {%- set previous = lakeplan.lakeplan_set_session_options(lakeplan.lakeplan_merge_session_options(target_relation)) -%}
         {%- call statement('main') -%}
-            {{ lakeplan.lakeplan_upsert_merge_sql(target_relation, changes_relation, spec, columns) }}
+            {{ lakeplan.lakeplan_statement_options(lakeplan.lakeplan_merge_session_options(target_relation)) }}
+            {{- lakeplan.lakeplan_upsert_merge_sql(target_relation, changes_relation, spec, columns) }}
         {%- endcall -%}
-        {%- do lakeplan.lakeplan_set_session_options(previous) -%}
     {%- endif -%}
 
     {%- if not creates -%}{%- do lakeplan.lakeplan_record_state_after_write() -%}{%- endif %}

@@ -1,0 +1,59 @@
+"""Spark settings for one statement: set before it, and the session's own values back after it, whether it
+succeeds or fails.
+
+dbt runs every model of a project in one Spark session, and Jinja has no `finally`: a setting a macro set
+before a statement that failed stayed set for every model after it. So a macro does not set anything; it heads
+its statement with one comment line (macro `lakeplan_statement_options`), and lakeplan's statement handler
+(spark_adapter.py), which wraps every statement dbt runs, sets and restores around that statement:
+
+    -- lakeplan session options: {"spark.sql.shuffle.partitions": 4}
+    merge into ...
+
+The settings go to the session through the connection's own cursor, as `SET key=value`, so they work with every
+dbt-spark method, and Spark checks each value as it would in SQL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from typing import Any, Callable, Iterator
+
+HEADER = re.compile(r"^\s*-- lakeplan session options: (\{.*\})$", re.MULTILINE)
+
+
+def options_of(sql: str) -> dict[str, Any]:
+    """The settings a statement's header asks for (none without a header); a value None means unset."""
+    match = HEADER.search(sql)
+    return json.loads(match.group(1)) if match else {}
+
+
+def spark_value(value: Any) -> str:
+    """A setting's value as `SET` takes it: YAML's true is Spark's `true`."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@contextlib.contextmanager
+def applied(new_cursor: Callable[[], Any], options: dict[str, Any], log=lambda message: None) -> Iterator[None]:
+    """Sets `options` for the block, through DB-API cursors of the statement's session (`new_cursor()`, one per
+    statement: dbt-spark's session cursor keeps its first result), then puts back each value the session had,
+    also when a setting or the block fails."""
+
+    def execute(sql: str) -> Any:
+        cursor = new_cursor()
+        cursor.execute(sql)
+        return cursor
+
+    previous: dict[str, str | None] = {}
+    try:
+        explicit = dict(execute("set").fetchall())  # the values set in this session, not the defaults
+        for key, value in options.items():
+            previous[key] = explicit.get(key)
+            change = f"reset {key}" if value is None else f"set {key}={spark_value(value)}"
+            log(f"lakeplan: {change} for this statement")
+            execute(change)
+        yield
+    finally:
+        for key, value in previous.items():
+            execute(f"reset {key}" if value is None else f"set {key}={value}")

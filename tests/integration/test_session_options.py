@@ -1,0 +1,69 @@
+"""The Spark settings lakeplan sets for one statement (a member's `write_options`, the MERGE's
+`full_rewrite_max_mib` choice) are the session's own again after it, whether the statement succeeds or fails:
+dbt runs every model of a project in one Spark session, so a setting left behind changes the models after it."""
+
+import pytest
+
+from tests.integration.test_merge_rewrite import GROUP_FILTER
+from tests.integration.test_partial_update import member, rows, target_yml
+
+PARTITIONS = "spark.sql.shuffle.partitions"
+# the second run sends a value lakeplan's row checks refuse: the statement stops inside Spark, mid-write
+VALUE = "{{ 'id' if var('broken', false) == false else \"case when id = 7 then 'seven' else string(id) end\" }}"
+OP = "{{ \"'+U'\" if var('broken', false) == false else \"case when id = 7 then 'X' else '+U' end\" }}"
+FAILING_WRITE = {
+    "partial_update": {
+        "models/wide.sql": "{{ partial_update_target() }}",
+        "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint"}),
+        "models/writer.sql": member("wide", f"select id, {VALUE} as a from range(0, 10)",
+                                    write_options={PARTITIONS: 3}),
+    },
+    "upsert": {
+        "models/wide.sql": "{{ config(materialized='upsert', unique_key='id', op_column='op') }}\n"
+                           f"select id, id as a, {OP} as op from range(0, 10)",
+    },
+}  # fmt: skip
+
+
+def session(spark) -> dict:
+    return {key: spark.conf.get(key, None) for key in (PARTITIONS, GROUP_FILTER, "spark.sql.ansi.enabled")}
+
+
+@pytest.mark.parametrize("materialization", FAILING_WRITE)
+def test_a_write_that_fails_leaves_the_session_as_it_found_it(make_project, spark, materialization):
+    project = make_project(f"session_{materialization}", FAILING_WRITE[materialization])
+    project.run("run")
+    before = session(spark)
+
+    log = project.fail("run", "--vars", "{broken: true}")
+
+    assert ("the value seven" if materialization == "partial_update" else "Invalid changelog op 'X'") in log
+    assert session(spark) == before
+
+
+def test_a_bad_setting_of_a_later_group_leaves_the_session_as_it_found_it(make_project, spark):
+    files = {
+        "models/wide.sql": "{{ partial_update_target() }}",
+        "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint", "b": "bigint"}),
+        "models/m1.sql": member("wide", "select id, id as a from range(0, 10)", write_options={PARTITIONS: 5}),
+        # Spark refuses the second setting when it is set, after the first one was
+        "models/m2.sql": member("wide", "select id, id as b from range(0, 10)",
+                                write_options={PARTITIONS: 4, "spark.sql.ansi.enabled": "maybe"}),
+    }  # fmt: skip
+    project = make_project("session_bad_setting", files)
+    before = session(spark)
+
+    log = project.fail("run")
+
+    assert "spark.sql.ansi.enabled should be boolean, but was maybe" in log
+    assert session(spark) == before
+    assert not spark.catalog.tableExists("lakeplan_session_bad_setting.wide")
+
+
+def test_a_write_that_succeeds_leaves_the_session_as_it_found_it(make_project, spark):
+    project = make_project("session_success", FAILING_WRITE["partial_update"])
+    before = session(spark)
+    project.run("run")
+    project.run("run")  # the MERGE, under `full_rewrite_max_mib`'s setting
+    assert session(spark) == before
+    assert rows(spark, "lakeplan_session_success.wide") == [(i, i) for i in range(10)]

@@ -1,0 +1,20 @@
+"""The header a macro puts on a statement whose Spark settings are for that statement alone
+(macros/utils/session_options.sql writes it, plugins/dbt_lakeplan/statement_options.py reads it)."""
+
+from dbt_lakeplan.statement_options import options_of, spark_value
+
+DBT_COMMENT = '/* {"app": "dbt", "node_id": "model.lakeplan.wide"} */\n'
+
+
+def test_the_header_is_read_after_dbts_query_comment_and_indentation():
+    sql = DBT_COMMENT + '  -- lakeplan session options: {"spark.sql.shuffle.partitions": 4, "a.b": null}\nmerge into t'
+    assert options_of(sql) == {"spark.sql.shuffle.partitions": 4, "a.b": None}
+
+
+def test_a_statement_without_the_header_sets_nothing():
+    assert options_of(DBT_COMMENT + "-- lakeplan session options are described elsewhere\nselect 1") == {}
+    assert options_of("select '-- lakeplan session options: {\"x\": 1}'") == {}
+
+
+def test_values_are_written_as_spark_reads_them():
+    assert [spark_value(v) for v in (True, False, 4, 1.5, "zstd")] == ["true", "false", "4", "1.5", "zstd"]
