@@ -14,7 +14,7 @@ holds what the hand-written statement's table holds after the same phase (a chec
 key; the `rules` variant is compared after the initial load only: its update adds, keeps the least, ...).
 
   .venv/bin/python bench/sink_reuse.py [--keys 100000 1000000] [--members 10] [--vary-members 2 5 10 20]
-      [--vary-keys 20000] [--variants lakeplan bare separate handwritten] [--repeats 3]
+      [--vary-keys 20000] [--variants lakeplan bare separate handwritten] [--repeats 3] [--record-as NAME]
   make bench (all sizes) / --smoke (tiny, seconds; run by the tests)
 """
 
@@ -234,6 +234,8 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS),
                         help="for the --keys sizes (the K sweep always runs all five)")
+    parser.add_argument("--record-as", default="sink_reuse",
+                        help="bench/results/<name>.json/.md: a run of some sizes only, recorded beside the full one")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat, nothing recorded")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -247,7 +249,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     rows = medians(runs, ("members", "keys", "phase", "variant"), ("seconds", "snapshots", "bytes_written"))
     result = {"machine": machine(spark), "runs": runs, "medians": rows}
     if not args.smoke:
-        record("sink_reuse", result, summary_table(rows, runs))
+        record(args.record_as, result, summary_table(rows, runs))
         if args.vary_members:
             chart(rows, args.vary_keys, RESULTS / "sink_reuse_vs_k.png")
     return result

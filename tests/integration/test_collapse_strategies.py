@@ -3,6 +3,7 @@ the columns it alone writes into one struct (one aggregate per member), everythi
 column. Both leave the rows the per-column collapse leaves; the guards (NULL key, duplicate rows, lossy casts,
 overflowing sums) hold for packed members too, and the statement names each group's strategy."""
 
+import re
 import sys
 from decimal import Decimal
 
@@ -145,3 +146,31 @@ def test_the_sink_reuse_benchmark_compares_contents_and_runs_the_bare_floor(spar
     for variant in ("lakeplan", "bare", "separate"):  # equal contents after each phase, not only equal counts
         assert same[(variant, "initial")] is True and same[(variant, "update")] is True
     assert same[("rules", "initial")] is True and same[("rules", "update")] is None  # its update adds, keeps the least
+
+
+ONE_ROW_EACH = {
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "int", "b": "string", "c": "int", "d": "string"}),
+    "models/m_ab.sql": member("wide", "select id, int(id) as a, string(id) as b from range(0, 100)", parallelism=3),
+    "models/m_cd.sql": member("wide", "select id, int(id) * 2 as c, 'd' as d from range(50, 150)", parallelism=3),
+}
+
+
+def test_members_that_send_one_row_per_key_are_shuffled_on_it_once_before_the_collapse(make_project, spark):
+    """Aggregating before the shuffle merges nothing when every member sends one row per key, and aggregating a
+    struct makes Spark sort every row: the members' rows are distributed on the key first, into the group's
+    `parallelism` partitions, so one shuffle and one sort of them remain (and no second shuffle for the write)."""
+    from tests.spark_plans import exchanges, executed_plan
+
+    project = make_project("collapse_shuffled", ONE_ROW_EACH)
+    project.run("run")
+    project.run("run")  # the MERGE; its member views stay in the session
+    statement = (project.path / "target" / "run" / "lakeplan" / "models" / "wide.sql").read_text()
+    change = statement[statement.index("using (") + len("using ("):statement.rindex(") as lakeplan_change")]
+    plan = executed_plan(spark, change)
+    assert [(partitioning, re.sub(r"#\d+L?", "", arguments)) for partitioning, arguments in exchanges(plan)] == [
+        ("hashpartitioning", "id, 3")]
+    assert len(re.findall(r"\bSort \[", plan)) == 1
+    assert rows(spark, "lakeplan_collapse_shuffled.wide") == sorted(
+        (i, i if i < 100 else None, str(i) if i < 100 else None, 2 * i if i >= 50 else None, "d" if i >= 50 else None)
+        for i in range(150))

@@ -6,7 +6,12 @@
     and whose rule takes a single row's value as it is into one struct, `lakeplan_pack_<position>`: one struct
     per row instead of a typed NULL per column of every other member, one aggregate per member instead of one
     per column (max, or first where a field is a map), unpacked after the group-by. Every other column
-    collapses column by column. {packs: [{member, name, type, columns, aggregate}], packed: {column: field}}. -#}
+    collapses column by column.
+    Where every member sends at most one row per key, aggregating before the shuffle merges nothing (a
+    member's rows sit in partitions of their own), and an aggregate over a struct (a pack) takes Spark onto
+    sorting every row, there and again after the shuffle: the rows are then hash-distributed on the key first
+    (`shuffled`), one shuffle and one sort (docs/benchmarks.md, section 1).
+    {packs: [{member, name, type, columns, aggregate}], packed: {column: field}, shuffled: bool}. -#}
 {% macro lakeplan_partial_update_layout(plan, spec) %}
     {%- set as_is = ['last_non_null', 'first_non_null', 'max', 'min', 'sum', 'bool_or', 'bool_and'] -%}
     {%- set key_names = spec.unique_key | map('lower') | list -%}
@@ -40,7 +45,7 @@
                 'aggregate': 'first' if modules.re.search('map\\s*<', type | lower) else 'max'}) -%}
         {%- endif -%}
     {%- endfor -%}
-    {{ return({'packs': packs, 'packed': packed}) }}
+    {{ return({'packs': packs, 'packed': packed, 'shuffled': candidates | length == plan.members | length}) }}
 {% endmacro %}
 
 {#- The columns of a member whose value depends on which of its rows wins (a sequence group, or a rule that

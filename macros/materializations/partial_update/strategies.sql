@@ -140,6 +140,10 @@
     {%- do aggregates.append(("count_if(lakeplan_op = '-D') > 0" if removes else 'false') ~ ' as lakeplan_deleted') -%}
     {%- do aggregates.append(('count_if(lakeplan_live) > 0' if plan.changelog else 'true') ~ ' as lakeplan_alive') -%}
     {%- do outputs.extend(['lakeplan_deleted', 'lakeplan_alive']) -%}
+    {%- set members = '(\n' ~ lakeplan.lakeplan_partial_update_union_sql(plan, spec, layout) ~ '\n)' -%}
+    {%- if layout.shuffled -%}
+        {%- set members = lakeplan.lakeplan_repartition(members, plan.group.parallelism, spec.unique_key) -%}
+    {%- endif -%}
     select
         {{ keys }},
         {{ outputs | join(',\n        ') }}
@@ -153,9 +157,7 @@
                 lakeplan_op in ('-U', '-D') and {{ after_delete }} as lakeplan_retract
             from (
                 select lakeplan_members.*, {{ last_delete }} as lakeplan_last_delete
-                from (
-    {{ lakeplan.lakeplan_partial_update_union_sql(plan, spec, layout) }}
-                ) as lakeplan_members {{ tombstone_join }}
+                from {{ members }} as lakeplan_members {{ tombstone_join }}
                 where lakeplan_row_check {{ lakeplan.lakeplan_partial_update_dropped_ops(dropped_ops) }}{{ tombstone_filter }}
             ) as lakeplan_ordered
         ) as lakeplan_rows
