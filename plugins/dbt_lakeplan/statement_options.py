@@ -9,8 +9,8 @@ its statement with one comment line (macro `lakeplan_statement_options`), and la
     -- lakeplan session options: {"spark.sql.shuffle.partitions": 4}
     merge into ...
 
-The settings go to the session through the connection's own cursor, as `SET key=value`, so they work with every
-dbt-spark method, and Spark checks each value as it would in SQL.
+The settings go to the statement's session as `SET key=value`, through cursors of the connection's own (not the
+statement's), so they work with every dbt-spark method, and Spark checks each value as it would in SQL.
 """
 
 from __future__ import annotations

@@ -42,10 +42,10 @@
     created by this write (first run, --full-refresh), in one atomic CREATE TABLE AS SELECT, so a write that
     fails leaves no table, or the table as it was. -#}
 {% macro lakeplan_partial_update_write(target, plan, spec, statement_name, creates) %}
-    {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(plan, spec) -%}
+    {%- set layout = lakeplan.lakeplan_partial_update_layout(plan, spec) -%}
+    {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(plan, spec, layout) -%}
     {#- a shuffled collapse is distributed on the key into `parallelism` partitions already -#}
-    {%- set parallelism = none if lakeplan.lakeplan_partial_update_layout(plan, spec).shuffled
-        else plan.group.parallelism -%}
+    {%- set parallelism = none if layout.shuffled else plan.group.parallelism -%}
     {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed, parallelism, spec.unique_key) ~ '\n)' -%}
     {%- set merges = not creates and plan.group.write_mode != 'overwrite' -%}
     {%- set options = lakeplan.lakeplan_merge_session_options(target, plan.group.write_options) if merges

@@ -71,9 +71,9 @@
 
 {#- One row per key: each column's value by its merge rule, each sequence group's accepted row, plus
     `lakeplan_deleted` / `lakeplan_alive` (remove_record: the key was deleted in this run / re-inserted after
-    its last delete). Retractions (-U/-D) stay in the rows only where a `sum` takes them back. -#}
-{% macro lakeplan_partial_update_collapse_sql(plan, spec) %}
-    {%- set layout = lakeplan.lakeplan_partial_update_layout(plan, spec) -%}
+    its last delete). Retractions (-U/-D) stay in the rows only where a `sum` takes them back. `layout`: the
+    group's lakeplan_partial_update_layout. -#}
+{% macro lakeplan_partial_update_collapse_sql(plan, spec, layout) %}
     {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
     {%- set key_names = spec.unique_key | map('lower') | list -%}
     {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
