@@ -93,7 +93,8 @@ def _statement_options(connections, sql: str):
     from dbt.adapters.events.logging import AdapterLogger
 
     session = connections.get_thread_connection().handle.handle
-    return statement_options.applied(session.cursor, options, AdapterLogger("Spark").debug)
+    forced = getattr(session, "server_side_parameters", None)  # the session method's; thrift sets them once
+    return statement_options.applied(session.cursor, options, AdapterLogger("Spark").debug, forced)
 
 
 def _condense_fetch_errors(fetch):

@@ -116,6 +116,10 @@ def test_report_lists_groups_digests_and_reasons(reuse):
     assert "ungrouped_reason" not in members["model.lakeplan.wide_a"]
     assert "wide_a: options differ" in members["model.lakeplan.wide_d_options"]["ungrouped_reason"]
     assert "wide_a: inputKind differ" in members["model.lakeplan.wide_e_cdc"]["ungrouped_reason"]
+    # target/run/ holds every group's statement as it ran, the first with its write_options header
+    executed = next((reuse.path / "target" / "run").rglob("wide.sql")).read_text()
+    assert executed.count("merge into lakeplan_reuse.wide") == 3
+    assert '"spark.sql.shuffle.partitions": "3"}' in executed
 
 
 def test_deletes_under_ignore_and_error(reuse, spark):

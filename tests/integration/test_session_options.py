@@ -67,3 +67,24 @@ def test_a_write_that_succeeds_leaves_the_session_as_it_found_it(make_project, s
     project.run("run")  # the MERGE, under `full_rewrite_max_mib`'s setting
     assert session(spark) == before
     assert rows(spark, "lakeplan_session_success.wide") == [(i, i) for i in range(10)]
+
+
+def test_a_members_write_options_govern_its_own_query(make_project, spark):
+    # under ANSI, a value that cannot be cast is an error; without the setting in the member's own query,
+    # Spark's default makes it NULL in silence and the row keeps its old value
+    value = "{{ \"cast('abc' as int)\" if var('broken', false) else 'cast(id as int)' }}"
+    files = {
+        "models/wide.sql": "{{ partial_update_target() }}",
+        "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "int"}),
+        "models/writer.sql": member("wide", f"select id, {value} as a from range(0, 10)",
+                                    write_options={"spark.sql.ansi.enabled": "true"}),
+    }  # fmt: skip
+    project = make_project("session_member_ansi", files)
+    project.run("run")
+    before = session(spark)
+
+    log = project.fail("run", "--vars", "{broken: true}")
+
+    assert "CAST_INVALID_INPUT" in log
+    assert session(spark) == before
+    assert rows(spark, "lakeplan_session_member_ansi.wide") == [(i, i) for i in range(10)]

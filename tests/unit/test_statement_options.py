@@ -16,5 +16,12 @@ def test_a_statement_without_the_header_sets_nothing():
     assert options_of("select '-- lakeplan session options: {\"x\": 1}'") == {}
 
 
+def test_a_header_line_after_the_first_sets_nothing():
+    # a model's own SQL comes after lakeplan's first line: a header in it is a comment, not a setting
+    header = '-- lakeplan session options: {"spark.sql.ansi.enabled": false}'
+    assert options_of(DBT_COMMENT + "create table t as\n" + header + "\nselect 1") == {}
+    assert options_of(DBT_COMMENT + "merge into t /* x */\n" + header + "\nselect 1") == {}
+
+
 def test_values_are_written_as_spark_reads_them():
     assert [spark_value(v) for v in (True, False, 4, 1.5, "zstd")] == ["true", "false", "4", "1.5", "zstd"]

@@ -26,10 +26,13 @@
 
     {%- do spec.update({'tombstones': lakeplan.lakeplan_partial_update_tombstones(target_relation, plans, spec, creates)}) -%}
     {#- the first group's write creates the table (CREATE TABLE AS SELECT): a failed first run leaves none -#}
+    {%- set statements = [] -%}
     {%- for plan in plans -%}
-        {%- do lakeplan.lakeplan_partial_update_write(target_relation, plan, spec,
-            'main' if loop.last else 'write_group_' ~ loop.index, creates and loop.first) -%}
+        {%- do statements.append(lakeplan.lakeplan_partial_update_write(target_relation, plan, spec,
+            'main' if loop.last else 'write_group_' ~ loop.index, creates and loop.first)) -%}
     {%- endfor -%}
+    {#- dbt keeps the statement named `main` in target/run/: every group's, in the order they ran -#}
+    {%- do write(statements | join(';\n\n')) -%}
 
     {%- if not creates -%}{%- do lakeplan.lakeplan_record_state_after_write() -%}{%- endif %}
     {% do persist_docs(target_relation, model) %}

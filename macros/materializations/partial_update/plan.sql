@@ -8,6 +8,7 @@
         {%- set ctes = lakeplan.lakeplan_member_ctes(member.unique_id) -%}
         {%- set with_clause = 'with ' ~ ctes | join(',\n') ~ '\n' if ctes else '' -%}
         {%- call statement('stage_member_' ~ member.name) -%}
+            {{ lakeplan.lakeplan_statement_options(group.write_options) }}
             create or replace temporary view {{ view }} as {{ with_clause }}select * from {{ ref(member.name) }}
         {%- endcall -%}
         {%- set columns = adapter.get_columns_in_relation(view) -%}
@@ -36,11 +37,11 @@
     }) }}
 {% endmacro %}
 
-{#- One group's write: one MERGE (or INSERT OVERWRITE) reading the collapsed rows as a subquery, with the
-    group's `write_options` set for that statement only. Not a staged temp view: Spark keeps a temp view as
-    SQL text and analyses it again in the MERGE, which at 100+ columns costs seconds. `creates`: the table is
-    created by this write (first run, --full-refresh), in one atomic CREATE TABLE AS SELECT, so a write that
-    fails leaves no table, or the table as it was. -#}
+{#- One group's write, returned as run: one MERGE (or INSERT OVERWRITE) under the group's `write_options`. It
+    reads the collapsed rows as a subquery, not through a temp view of them: Spark keeps a temp view as SQL text
+    and analyses it again in the MERGE, which at 100+ columns costs seconds. `creates`: the table is created by
+    this write (first run, --full-refresh), in one atomic CREATE TABLE AS SELECT, so a write that fails leaves no
+    table, or the table as it was. -#}
 {% macro lakeplan_partial_update_write(target, plan, spec, statement_name, creates) %}
     {%- set layout = lakeplan.lakeplan_partial_update_layout(plan, spec) -%}
     {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(plan, spec, layout) -%}
@@ -50,7 +51,7 @@
     {%- set merges = not creates and plan.group.write_mode != 'overwrite' -%}
     {%- set options = lakeplan.lakeplan_merge_session_options(target, plan.group.write_options) if merges
         else plan.group.write_options -%}
-    {%- call statement(statement_name) -%}
+    {%- set write_sql -%}
         {{ lakeplan.lakeplan_statement_options(options) }}
         {%- if creates -%}
             {{ lakeplan.lakeplan_partial_update_create_sql(target, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec)) }}
@@ -59,7 +60,9 @@
         {%- else -%}
             {{ lakeplan.lakeplan_partial_update_overwrite_sql(target, source, plan, spec) }}
         {%- endif -%}
-    {%- endcall -%}
+    {%- endset -%}
+    {%- call statement(statement_name) -%}{{ write_sql }}{%- endcall -%}
+    {{ return(write_sql) }}
 {% endmacro %}
 
 {#- The target table with its declared columns and types, holding `rows` (a query of every column in the
