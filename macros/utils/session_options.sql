@@ -1,9 +1,13 @@
 {#- The comment line that heads a statement whose Spark settings are `options` for that statement alone:
     lakeplan's statement handler (plugins/dbt_lakeplan/statement_options.py) sets them before it and puts the
     session's own values back after it, also when it fails (Jinja has no `finally`). Empty without options. The
-    planner checked keys and values (no `;`, no line breaks). -#}
-{% macro lakeplan_statement_options(options) %}
-    {%- if options -%}-- lakeplan session options: {{ tojson(options) }}{{ '\n' }}{%- endif -%}
+    planner checked keys and values (no `;`, no line breaks). `origin`: whose settings they are, named by an
+    error about one of them (e.g. "the write_options of `m`"). -#}
+{% macro lakeplan_statement_options(options, origin=none) %}
+    {%- if options -%}
+        -- lakeplan session options: {{ tojson(options) }}{{ '\n' }}
+        {%- if origin -%}-- set by: {{ origin }}{{ '\n' }}{%- endif -%}
+    {%- endif -%}
 {% endmacro %}
 
 {#- The session options of a MERGE into the existing `relation`, under the group's own `options` (these win).

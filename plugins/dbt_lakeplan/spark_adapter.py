@@ -94,7 +94,8 @@ def _statement_options(connections, sql: str):
 
     session = connections.get_thread_connection().handle.handle
     forced = getattr(session, "server_side_parameters", None)  # the session method's; thrift sets them once
-    return statement_options.applied(session.cursor, options, AdapterLogger("Spark").debug, forced)
+    origin = statement_options.origin_of(sql)
+    return statement_options.applied(session.cursor, options, AdapterLogger("Spark").debug, forced, origin)
 
 
 def _condense_fetch_errors(fetch):

@@ -20,6 +20,7 @@ began. For the statement's duration, its options take the place of those paramet
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import re
 from typing import Any, Callable, Iterator
@@ -27,15 +28,30 @@ from typing import Any, Callable, Iterator
 # the statement's first line, after dbt's query comment: a line like it inside a model's own SQL sets nothing
 HEADER = re.compile(
     r"\A\s*(?:/\*(?:(?!\*/).)*\*/\s*)?"  # dbt's query comment, if any
-    r"-- lakeplan session options: (\{[^\n]*\})[ \t]*$",
+    r"-- lakeplan session options: (\{[^\n]*\})[ \t]*$"
+    r"(?:\n[ \t]*-- set by: ([^\n]*?)[ \t]*$)?",  # whose settings they are, for an error about one of them
     re.DOTALL | re.MULTILINE,
 )
+# Spark checks a SET's value but takes any key, and answers `SET key` with this for a key it does not define. Under
+# `spark.sql.` such a key is a typo, except where a catalog or Iceberg keep settings of their own.
+UNDEFINED = "<undefined>"
+OWN_NAMESPACES = ("spark.sql.catalog.", "spark.sql.iceberg.")
+
+
+class Refused(Exception):
+    """Spark refuses a setting of a statement's header; the message is the sentence dbt shows."""
 
 
 def options_of(sql: str) -> dict[str, Any]:
     """The settings a statement's header asks for (none without a header); a value None means unset."""
     match = HEADER.search(sql)
     return json.loads(match.group(1)) if match else {}
+
+
+def origin_of(sql: str) -> str:
+    """Whose settings a statement's header carries (its `-- set by:` line), for errors."""
+    match = HEADER.search(sql)
+    return (match.group(2) if match else None) or "this statement's settings"
 
 
 def spark_value(value: Any) -> str:
@@ -49,17 +65,40 @@ def applied(
     options: dict[str, Any],
     log=lambda message: None,
     forced: dict[str, str] | None = None,
+    origin: str = "this statement's settings",
 ) -> Iterator[None]:
     """Sets `options` for the block, through DB-API cursors of the statement's session (`new_cursor()`, one per
     statement: dbt-spark's session cursor keeps its first result), then puts back each value the session had,
     also when a setting or the block fails. `forced`: the settings the connection applies before each statement
     (dbt-spark session's `server_side_parameters`, shared by its cursors); an option overrides its key there
-    for the block."""
+    for the block. A key Spark does not define, or a value it refuses, stops the block before it runs
+    (`Refused`, naming `origin`)."""
 
     def execute(sql: str) -> Any:
         cursor = new_cursor()
         cursor.execute(sql)
         return cursor
+
+    def change(key: str, value: Any) -> None:
+        if key.startswith("spark.sql.") and not key.startswith(OWN_NAMESPACES):
+            if execute(f"set {key}").fetchall()[0][1] == UNDEFINED:
+                known = [row[0] for row in execute("set -v").fetchall()]
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = f"; did you mean `{close[0]}`?" if close else ""
+                raise Refused(
+                    f"Spark has no setting `{key}` (in {origin}){hint} Fix: correct the key, or remove it. "
+                    "Nothing was written."
+                )
+        statement = f"reset {key}" if value is None else f"set {key}={spark_value(value)}"
+        log(f"lakeplan: {statement} for this statement")
+        try:
+            execute(statement)
+        except Exception as error:
+            reason = _sentence(getattr(error, "msg", None) or str(error))
+            raise Refused(
+                f"Spark refuses `{key}: {spark_value(value)}` (in {origin}): {reason} "
+                "Fix: give it a value Spark accepts, or remove it. Nothing was written."
+            ) from error
 
     forced = {} if forced is None else forced
     overridden = {key: forced[key] for key in options if key in forced}
@@ -68,14 +107,20 @@ def applied(
         explicit = dict(execute("set").fetchall())  # the values set in this session, not the defaults
         for key, value in options.items():
             previous[key] = explicit.get(key)
+            change(key, value)
             forced.pop(key, None)
             if key in overridden and value is not None:
                 forced[key] = spark_value(value)
-            change = f"reset {key}" if value is None else f"set {key}={spark_value(value)}"
-            log(f"lakeplan: {change} for this statement")
-            execute(change)
         yield
     finally:
         forced.update(overridden)
         for key, value in previous.items():
             execute(f"reset {key}" if value is None else f"set {key}={value}")
+
+
+def _sentence(message: str) -> str:
+    """Spark's reason for refusing a setting as one sentence ending in a full stop."""
+    from dbt_lakeplan.spark_adapter import condensed  # spark_adapter imports this module
+
+    sentence = condensed(message).strip().splitlines()[0].strip() if message.strip() else "no reason given"
+    return sentence if sentence.endswith(".") else sentence + "."

@@ -92,8 +92,9 @@ def guarded(make_project, spark):
 @pytest.mark.parametrize(
     "step_vars, message",
     [
-        ("{step: 2, second: 1}", "Duplicate rows for one key and one sequence value in a member of `guarded` "
-                                 "(key {\"id\":1})"),
+        ("{step: 2, second: 1}", "Member `packed` of `guarded` sends more than one row for the key {\"id\":1}, and "
+                                 "without `sequence_by` lakeplan cannot tell which one is last. `guarded` is "
+                                 "unchanged. Fix: send one row per key from `packed`, or set its `sequence_by`"),
         ("{step: 2, key: 'null'}", "NULL primary key (id) in member `packed` of `guarded`"),
         ("{step: 2, a: \"'12abc'\"}", "lakeplan: member `packed` of `guarded` sends in column `a` the value 12abc, "
                                       "which int cannot hold; this write stopped and committed nothing."),

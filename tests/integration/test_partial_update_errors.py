@@ -136,7 +136,9 @@ DATA_CASES = {
     "t_null_key": ("select cast(null as bigint) as id, 1 as a", "NULL primary key (id) in member `m_t_null_key` of `t_null_key`"),
     "t_duplicate": (
         "select 1 as id, 1 as a, 5 as v union all select 1 as id, 2 as a, 5 as v",
-        "Duplicate rows for one key and one sequence value in a member of `t_duplicate` (key {\"id\":1})",
+        "Two rows of member `m_t_duplicate` of `t_duplicate` have the key {\"id\":1} and one `sequence_by` value, so "
+        "lakeplan cannot tell which one is last. `t_duplicate` is unchanged. Fix: make each member's sequence values "
+        "unique per key.",
     ),
 }
 

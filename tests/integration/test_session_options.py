@@ -55,7 +55,8 @@ def test_a_bad_setting_of_a_later_group_leaves_the_session_as_it_found_it(make_p
 
     log = project.fail("run")
 
-    assert "spark.sql.ansi.enabled should be boolean, but was maybe" in log
+    assert "Spark refuses `spark.sql.ansi.enabled: maybe` (in the write_options of `m2`): " \
+           "spark.sql.ansi.enabled should be boolean, but was maybe. Fix: give it a value Spark accepts" in log
     assert session(spark) == before
     assert not spark.catalog.tableExists("lakeplan_session_bad_setting.wide")
 
@@ -88,3 +89,20 @@ def test_a_members_write_options_govern_its_own_query(make_project, spark):
     assert "CAST_INVALID_INPUT" in log
     assert session(spark) == before
     assert rows(spark, "lakeplan_session_member_ansi.wide") == [(i, i) for i in range(10)]
+
+
+def test_a_misspelt_spark_setting_stops_the_run_with_the_setting_it_means(make_project, spark):
+    # Spark's SET takes any key: a typo would write with the default in silence
+    files = {
+        "models/wide.sql": "{{ partial_update_target() }}",
+        "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint"}),
+        "models/writer.sql": member("wide", "select id, id as a from range(0, 10)",
+                                    write_options={"spark.sql.shuffle.partition": 4}),
+    }  # fmt: skip
+    project = make_project("session_misspelt", files)
+
+    log = project.fail("run")
+
+    assert "Spark has no setting `spark.sql.shuffle.partition` (in the write_options of `writer`); did you mean " \
+           "`spark.sql.shuffle.partitions`? Fix: correct the key" in log
+    assert not spark.catalog.tableExists("lakeplan_session_misspelt.wide")

@@ -1,7 +1,7 @@
 """The header a macro puts on a statement whose Spark settings are for that statement alone
 (macros/utils/session_options.sql writes it, plugins/dbt_lakeplan/statement_options.py reads it)."""
 
-from dbt_lakeplan.statement_options import options_of, spark_value
+from dbt_lakeplan.statement_options import options_of, origin_of, spark_value
 
 DBT_COMMENT = '/* {"app": "dbt", "node_id": "model.lakeplan.wide"} */\n'
 
@@ -25,3 +25,10 @@ def test_a_header_line_after_the_first_sets_nothing():
 
 def test_values_are_written_as_spark_reads_them():
     assert [spark_value(v) for v in (True, False, 4, 1.5, "zstd")] == ["true", "false", "4", "1.5", "zstd"]
+
+
+def test_the_header_names_whose_settings_it_carries():
+    header = '-- lakeplan session options: {"spark.sql.shuffle.partitions": 4}\n  -- set by: the write_options of `m`\n'
+    assert origin_of(DBT_COMMENT + header + "merge into t") == "the write_options of `m`"
+    assert options_of(DBT_COMMENT + header + "merge into t") == {"spark.sql.shuffle.partitions": 4}
+    assert origin_of(DBT_COMMENT + header.splitlines()[0] + "\nmerge into t") == "this statement's settings"

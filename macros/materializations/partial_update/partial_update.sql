@@ -14,7 +14,8 @@
     {#- Spark checks a setting's value when it is set: every group's options, around a no-op, before the first
         group writes -#}
     {%- for plan in plans if plan.group.write_options -%}
-        {%- do run_query(lakeplan.lakeplan_statement_options(plan.group.write_options) ~ 'select 1') -%}
+        {%- set origin = lakeplan.lakeplan_write_options_origin(plan.group) -%}
+        {%- do run_query(lakeplan.lakeplan_statement_options(plan.group.write_options, origin) ~ 'select 1') -%}
     {%- endfor -%}
 
     {{ run_hooks(pre_hooks) }}
@@ -25,13 +26,8 @@
     {%- endif -%}
 
     {%- do spec.update({'tombstones': lakeplan.lakeplan_partial_update_tombstones(target_relation, plans, spec, creates)}) -%}
-    {#- the first group's write creates the table (CREATE TABLE AS SELECT): a failed first run leaves none -#}
-    {%- set statements = [] -%}
-    {%- for plan in plans -%}
-        {%- do statements.append(lakeplan.lakeplan_partial_update_write(target_relation, plan, spec,
-            'main' if loop.last else 'write_group_' ~ loop.index, creates and loop.first)) -%}
-    {%- endfor -%}
-    {#- dbt keeps the statement named `main` in target/run/: every group's, in the order they ran -#}
+    {%- set statements = lakeplan.lakeplan_partial_update_writes(target_relation, plans, spec, creates) -%}
+    {#- dbt keeps the statement named `main` in target/run/: every statement of the write, in the order they ran -#}
     {%- do write(statements | join(';\n\n')) -%}
 
     {%- if not creates -%}{%- do lakeplan.lakeplan_record_state_after_write() -%}{%- endif %}

@@ -8,7 +8,7 @@
         {%- set ctes = lakeplan.lakeplan_member_ctes(member.unique_id) -%}
         {%- set with_clause = 'with ' ~ ctes | join(',\n') ~ '\n' if ctes else '' -%}
         {%- call statement('stage_member_' ~ member.name) -%}
-            {{ lakeplan.lakeplan_statement_options(group.write_options) }}
+            {{ lakeplan.lakeplan_statement_options(group.write_options, lakeplan.lakeplan_write_options_origin(group)) }}
             create or replace temporary view {{ view }} as {{ with_clause }}select * from {{ ref(member.name) }}
         {%- endcall -%}
         {%- set columns = adapter.get_columns_in_relation(view) -%}
@@ -37,12 +37,48 @@
     }) }}
 {% endmacro %}
 
+{#- Every group's write, as one change of the target: readers see the table as it was until the last group has
+    written, and as it was (or no table) when a group fails (a rerun then applies each group once). One group is
+    one statement and one commit. Several groups write a copy and the copy becomes the target in one commit: into
+    an existing table, an Iceberg branch of it that `main` then fast-forwards to; when the write creates the
+    table, a staging table that one CREATE OR REPLACE TABLE AS SELECT copies. Returns the statements run. -#}
+{% macro lakeplan_partial_update_writes(target, plans, spec, creates) %}
+    {%- set statements = [] -%}
+    {%- if plans | length == 1 -%}
+        {%- do statements.append(lakeplan.lakeplan_partial_update_write(target, plans[0], spec, 'main', creates)) -%}
+        {{ return(statements) }}
+    {%- endif -%}
+    {%- set quoted = lakeplan.lakeplan_string_literal(target | string) -%}
+    {%- if creates -%}
+        {%- set copy = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
+        {%- set publish = lakeplan.lakeplan_partial_update_create_sql(target, 'select * from ' ~ copy) -%}
+        {%- set cleanup = 'drop table ' ~ copy -%}
+    {%- else -%}
+        {#- a copy left by a failed run is replaced, not reused -#}
+        {%- do statements.append('alter table ' ~ target ~ ' create or replace branch lakeplan_write') -%}
+        {%- do adapter.execute(statements[-1]) -%}
+        {%- set copy = target ~ '.branch_lakeplan_write' -%}
+        {%- set publish = 'call system.fast_forward(' ~ quoted ~ ", 'main', 'lakeplan_write')" -%}
+        {%- set cleanup = 'alter table ' ~ target ~ ' drop branch lakeplan_write' -%}
+    {%- endif -%}
+    {%- for plan in plans -%}
+        {%- set name = 'write_group_' ~ loop.index -%}
+        {%- do statements.append(
+            lakeplan.lakeplan_partial_update_write(copy, plan, spec, name, loop.first, staging=true) if creates
+            else lakeplan.lakeplan_partial_update_write(target, plan, spec, name, false, into=copy)) -%}
+    {%- endfor -%}
+    {%- call statement('main') -%}{{ publish }}{%- endcall -%}
+    {%- do adapter.execute(cleanup) -%}
+    {{ return(statements + [publish, cleanup]) }}
+{% endmacro %}
+
 {#- One group's write, returned as run: one MERGE (or INSERT OVERWRITE) under the group's `write_options`. It
     reads the collapsed rows as a subquery, not through a temp view of them: Spark keeps a temp view as SQL text
     and analyses it again in the MERGE, which at 100+ columns costs seconds. `creates`: the table is created by
     this write (first run, --full-refresh), in one atomic CREATE TABLE AS SELECT, so a write that fails leaves no
-    table, or the table as it was. -#}
-{% macro lakeplan_partial_update_write(target, plan, spec, statement_name, creates) %}
+    table, or the table as it was; a `staging` table is created without the target's location and properties.
+    `into`: where the rows go when not `target` itself (a branch of it). -#}
+{% macro lakeplan_partial_update_write(target, plan, spec, statement_name, creates, staging=false, into=none) %}
     {%- set layout = lakeplan.lakeplan_partial_update_layout(plan, spec) -%}
     {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(plan, spec, layout) -%}
     {#- a shuffled collapse is distributed on the key into `parallelism` partitions already -#}
@@ -52,13 +88,13 @@
     {%- set options = lakeplan.lakeplan_merge_session_options(target, plan.group.write_options) if merges
         else plan.group.write_options -%}
     {%- set write_sql -%}
-        {{ lakeplan.lakeplan_statement_options(options) }}
+        {{ lakeplan.lakeplan_statement_options(options, lakeplan.lakeplan_write_options_origin(plan.group)) }}
         {%- if creates -%}
-            {{ lakeplan.lakeplan_partial_update_create_sql(target, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec)) }}
+            {{ lakeplan.lakeplan_partial_update_create_sql(target, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec), staging) }}
         {%- elif merges -%}
-            {{ lakeplan.lakeplan_partial_update_merge_sql(target, source, plan, spec) }}
+            {{ lakeplan.lakeplan_partial_update_merge_sql(into or target, source, plan, spec) }}
         {%- else -%}
-            {{ lakeplan.lakeplan_partial_update_overwrite_sql(target, source, plan, spec) }}
+            {{ lakeplan.lakeplan_partial_update_overwrite_sql(into or target, source, plan, spec) }}
         {%- endif -%}
     {%- endset -%}
     {%- call statement(statement_name) -%}{{ write_sql }}{%- endcall -%}
@@ -66,15 +102,18 @@
 {% endmacro %}
 
 {#- The target table with its declared columns and types, holding `rows` (a query of every column in the
-    declared order): one atomic CREATE TABLE AS SELECT. -#}
-{% macro lakeplan_partial_update_create_sql(relation, rows) %}
+    declared order): one atomic CREATE TABLE AS SELECT. A `staging` copy has the table's format and partitions,
+    but not its location, properties or comment. -#}
+{% macro lakeplan_partial_update_create_sql(relation, rows, staging=false) %}
     {%- set created = relation %}
     create or replace table {{ created }}
     {{ file_format_clause() }}
     {{ partition_cols(label="partitioned by") }}
-    {{ tblproperties_clause() }}
-    {{ location_clause() }}
-    {{ comment_clause() }}
+    {% if not staging -%}
+        {{ tblproperties_clause() }}
+        {{ location_clause() }}
+        {{ comment_clause() }}
+    {%- endif %}
     as {{ rows }}
 {% endmacro %}
 
@@ -101,6 +140,13 @@
         {%- do projections.append(value ~ ' as ' ~ lakeplan.lakeplan_quote(column.name)) -%}
     {%- endfor -%}
     {{ return('select ' ~ projections | join(', ') ~ '\nfrom ' ~ source ~ ' as lakeplan_change where lakeplan_alive') }}
+{% endmacro %}
+
+{#- Whose `write_options` a group's statements carry, for an error about one of them. -#}
+{% macro lakeplan_write_options_origin(group) %}
+    {%- set names = [] -%}
+    {%- for member in group.members -%}{%- do names.append('`' ~ member.name ~ '`') -%}{%- endfor -%}
+    {{ return('the write_options of ' ~ names | join(', ')) }}
 {% endmacro %}
 
 {#- A member's op and sequence columns (lower case): they order and classify rows, they are not written. -#}

@@ -175,37 +175,51 @@
     {{ return('') }}
 {% endmacro %}
 
-{#- Two rows of one member with one key and one sequence value leave no order: an error, not a guess.
+{#- Two rows of one member with one key and one sequence value leave no order: an error, not a guess, naming
+    the member (the sequenced members share one check, so it names those).
     A member without sequence may have one row per key, which plain counts check; only sequenced members need
     the set of (sequence, member) pairs, an aggregate Spark runs off its fast hash-aggregate path. A member
     whose columns all have order-free rules (sum, max, ...) may send any number of rows per key. -#}
 {% macro lakeplan_partial_update_duplicate_check(plan, spec, layout) %}
-    {%- set counts, sequenced = [], [] -%}
+    {%- set checks, sequenced, sequenced_names = [], [], [] -%}
     {%- set live = 'lakeplan_live and ' if plan.changelog else '' -%}
     {%- set packs = {} -%}
     {%- for pack in layout.packs -%}{%- do packs.update({pack.member: pack.name}) -%}{%- endfor -%}
+    {%- set key = 'to_json(struct(' ~ lakeplan.lakeplan_quote_list(spec.unique_key) ~ '))' -%}
     {%- for member in plan.members -%}
         {%- set ordered = lakeplan.lakeplan_partial_update_ordered_columns(member, spec) -%}
+        {%- set name = '`' ~ member.config.name ~ '`' -%}
+        {%- set unordered = ['Member ' ~ name ~ ' of `' ~ spec.model ~ '` sends more than one row for the key ',
+            ', and without `sequence_by` lakeplan cannot tell which one is last. `' ~ spec.model ~ '` is unchanged.'
+            ~ ' Fix: send one row per key from ' ~ name ~ ', or set its `sequence_by` to a column that orders them.'] -%}
         {%- if ordered and member.config.sequence_by -%}
             {%- do sequenced.append(loop.index | string) -%}
+            {%- do sequenced_names.append(name) -%}
         {%- elif loop.index in packs -%}
             {#- a packed member's rows are the rows where its struct is not NULL (all live: it has no op column) -#}
-            {%- do counts.append('count(' ~ packs[loop.index] ~ ') > 1') -%}
+            {%- do checks.append(['count(' ~ packs[loop.index] ~ ') > 1'] + unordered) -%}
         {%- elif ordered -%}
-            {%- do counts.append('count_if(' ~ live ~ 'lakeplan_order.member = ' ~ loop.index ~ ') > 1') -%}
+            {%- set rows = 'count_if(' ~ live ~ 'lakeplan_order.member = ' ~ loop.index ~ ')' -%}
+            {%- do checks.append([rows ~ ' > 1'] + unordered) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- if sequenced -%}
         {%- set mine = live ~ 'lakeplan_order.member in (' ~ sequenced | join(', ') ~ ')' -%}
-        {%- do counts.append(
-            'size(collect_set(case when ' ~ mine ~ ' then lakeplan_order end)) < count_if(' ~ mine ~ ')') -%}
+        {%- set which = 'member ' ~ sequenced_names[0] ~ ' of `' ~ spec.model ~ '`' if sequenced_names | length == 1
+            else 'one member of `' ~ spec.model ~ '` (' ~ sequenced_names | join(' or ') ~ ')' -%}
+        {%- do checks.append([
+            'size(collect_set(case when ' ~ mine ~ ' then lakeplan_order end)) < count_if(' ~ mine ~ ')',
+            'Two rows of ' ~ which ~ ' have the key ',
+            ' and one `sequence_by` value, so lakeplan cannot tell which one is last. `' ~ spec.model
+                ~ '` is unchanged. Fix: make each member\'s sequence values unique per key.']) -%}
     {%- endif -%}
-    {%- if not counts -%}{{ return('true') }}{%- endif -%}
-    {%- set message = lakeplan.lakeplan_string_literal(
-        'Duplicate rows for one key and one sequence value in a member of `'
-        ~ spec.model ~ '` (key ') -%}
-    {{ return('case when ' ~ counts | join(' or ') ~ ' then raise_error(concat(' ~ message
-        ~ ', to_json(struct(' ~ lakeplan.lakeplan_quote_list(spec.unique_key) ~ ")), ')')) else true end") }}
+    {%- if not checks -%}{{ return('true') }}{%- endif -%}
+    {%- set cases = [] -%}
+    {%- for condition, before, after in checks -%}
+        {%- do cases.append('when ' ~ condition ~ ' then raise_error(concat(' ~ lakeplan.lakeplan_string_literal(before)
+            ~ ', ' ~ key ~ ', ' ~ lakeplan.lakeplan_string_literal(after) ~ '))') -%}
+    {%- endfor -%}
+    {{ return('case ' ~ cases | join(' ') ~ ' else true end') }}
 {% endmacro %}
 
 {#- The MERGE of one group: only the group's columns change, each by its merge rule or sequence group;

@@ -1,0 +1,51 @@
+"""A target written by several groups changes as one: when a later group's statement fails, readers see the
+table as it was before the run (no table after a failed first run), never the earlier groups' writes alone.
+A rerun then applies every group once (a `sum` column would otherwise count the first group's rows twice)."""
+
+import pytest
+
+from tests.integration.test_partial_update import member, rows, target_yml
+
+BROKEN = "var('broken', false)"
+FILES = {
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint", "b": "bigint"}, rules={"a": "sum"},
+                                  partial_update_on_delete="ignore"),
+    # an insert-only group, written first
+    "models/adds.sql": member("wide", "select id, 1 as a from range(0, 5)"),
+    # a changelog group, written second: under `broken` it sends an op lakeplan refuses, mid-write
+    "models/changes.sql": member(
+        "wide", f"select id, id * 10 as b, {{{{ \"case when id = 3 then 'X' else '+U' end\" if {BROKEN} "
+        "else \"'+U'\" }} as op from range(0, 5)", op_column="op"),
+}  # fmt: skip
+GOOD = [(i, 1, i * 10) for i in range(5)]
+
+
+def history(spark, table):
+    return spark.sql(f"select snapshot_id from {table}.refs where name = 'main'").collect()
+
+
+@pytest.mark.parametrize("run", ["first_run", "incremental", "full_refresh"])
+def test_a_failed_later_group_leaves_the_table_as_it_was(make_project, spark, run):
+    project = make_project(f"atomic_{run}", FILES)
+    table = f"lakeplan_atomic_{run}.wide"
+    if run != "first_run":
+        project.run("run")
+        assert rows(spark, table) == GOOD
+    before = rows(spark, table) if run != "first_run" else None
+    main = history(spark, table) if run != "first_run" else None
+
+    flags = ["--full-refresh"] if run == "full_refresh" else []
+    log = project.fail("run", "--vars", "{broken: true}", *flags)
+
+    assert "Invalid changelog op 'X'" in log
+    if run == "first_run":
+        assert not spark.catalog.tableExists(table)
+    else:
+        assert rows(spark, table) == before
+        assert history(spark, table) == main
+    project.run("run", *flags)  # the rerun applies each group once
+    assert rows(spark, table) == (GOOD if run != "incremental" else [(i, 2, i * 10) for i in range(5)])
+    # the copy the groups wrote is gone: no branch beside main, no staging table
+    assert [ref.name for ref in spark.sql(f"select name from {table}.refs").collect()] == ["main"]
+    assert not spark.catalog.tableExists(f"{table}__lakeplan_staging")
