@@ -6,7 +6,8 @@
     and whose rule takes a single row's value as it is into one struct, `lakeplan_pack_<position>`: one struct
     per row instead of a typed NULL per column of every other member, one aggregate per member instead of one
     per column (max, or first where a field is a map), unpacked after the group-by. Every other column
-    collapses column by column.
+    collapses column by column, also a member's single packable column and the columns of a group's only member
+    (no other member's NULLs to spare, so a struct gains nothing).
     Where every member sends at most one row per key, aggregating before the shuffle merges nothing (a
     member's rows sit in partitions of their own), and an aggregate over a struct (a pack) takes Spark onto
     sorting every row, there and again after the shuffle: the rows are then hash-distributed on the key first

@@ -109,8 +109,8 @@
             {%- set ordered = removes or column.name | lower in sequenced -%}
             {%- set value = lakeplan.lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog,
                 lakeplan.lakeplan_merge_rule_overflow(spec, column, '')) -%}
-            {%- set note = '' if by_column else lakeplan.lakeplan_partial_update_strategy_note(
-                'column by column (several writers, ordered rows, or a rule over several rows)', []) -%}
+            {%- set note = '' if by_column else lakeplan.lakeplan_partial_update_strategy_note('column by column'
+                ~ ' (several writers, ordered rows, a rule over several rows, or nothing to pack with)', []) -%}
             {%- do aggregates.append(note ~ value ~ ' as ' ~ name) -%}
             {%- do by_column.append(column.name) -%}
             {%- do outputs.append(name) -%}
