@@ -106,8 +106,8 @@ def applied(
     try:
         explicit = dict(execute("set").fetchall())  # the values set in this session, not the defaults
         for key, value in options.items():
+            change(key, value)  # a refused setting changed nothing, so it has nothing to put back
             previous[key] = explicit.get(key)
-            change(key, value)
             forced.pop(key, None)
             if key in overridden and value is not None:
                 forced[key] = spark_value(value)

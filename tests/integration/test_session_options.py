@@ -106,3 +106,21 @@ def test_a_misspelt_spark_setting_stops_the_run_with_the_setting_it_means(make_p
     assert "Spark has no setting `spark.sql.shuffle.partition` (in the write_options of `writer`); did you mean " \
            "`spark.sql.shuffle.partitions`? Fix: correct the key" in log
     assert not spark.catalog.tableExists("lakeplan_session_misspelt.wide")
+
+
+def test_a_static_spark_setting_is_refused_with_its_members_name(make_project, spark):
+    files = {
+        "models/wide.sql": "{{ partial_update_target() }}",
+        "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint"}),
+        "models/writer.sql": member("wide", "select id, id as a from range(0, 10)",
+                                    write_options={"spark.sql.warehouse.dir": "/tmp/elsewhere"}),
+    }  # fmt: skip
+    project = make_project("session_static", files)
+    warehouse = spark.conf.get("spark.sql.warehouse.dir")
+
+    log = project.fail("run")
+
+    assert "Spark refuses `spark.sql.warehouse.dir: /tmp/elsewhere` (in the write_options of `writer`): " in log
+    assert "Fix: give it a value Spark accepts, or remove it. Nothing was written." in log
+    assert spark.conf.get("spark.sql.warehouse.dir") == warehouse
+    assert not spark.catalog.tableExists("lakeplan_session_static.wide")
