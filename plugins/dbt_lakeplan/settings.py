@@ -33,8 +33,11 @@ def _column_list(value: Any) -> Any:
 
 
 ColumnNames = Annotated[list[str], BeforeValidator(_column_list)]
-PositiveInt = Annotated[StrictInt, Field(ge=1)]
-Scalar = Union[StrictBool, StrictInt, float, str]
+# Spark counts partitions and buckets in Java ints, and dbt's manifest stores no integer beyond 64 bits (a larger
+# one crashed dbt writing its partial-parse file, a Python traceback instead of a lakeplan error)
+PositiveInt = Annotated[StrictInt, Field(ge=1, le=2**31 - 1)]
+Long = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
+Scalar = Union[StrictBool, Long, float, str]  # a larger integer is read as a float
 SPARK_KEY = r"^[A-Za-z0-9_.-]+$"  # a Spark setting's key; write options are sent as `SET key=value`
 
 
@@ -71,8 +74,8 @@ class Datagen(BaseModel):
     """A generated source: `rows` rows with `fields` (SQL over `id`), or a changelog of `keys` x `versions`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    rows: Optional[Annotated[StrictInt, Field(ge=0)]] = None
-    fields: Optional[dict[str, Union[str, StrictInt, float]]] = None
+    rows: Optional[Annotated[Long, Field(ge=0)]] = None
+    fields: Optional[dict[str, Union[str, Long, float]]] = None
     changelog: Optional[DatagenChangelog] = None
 
     @model_validator(mode="after")
@@ -119,7 +122,7 @@ class ModelSettings(Settings):
     tombstone_retention_days: PositiveInt = setting(
         7, "how long a delete is remembered against late rows (`upsert` with `sequence_by`, `remove_record`)",
         False, 30)
-    full_rewrite_max_mib: Annotated[StrictInt, Field(ge=0)] = setting(
+    full_rewrite_max_mib: Annotated[StrictInt, Field(ge=0, le=2**43)] = setting(
         256, "an `upsert`'s or partial-update target's MERGE into a table of at most this many MiB of data files "
         "rewrites every file, without first finding the files the change touches (Spark evaluates the change twice "
         "for that); 0: always find them", False, 0)

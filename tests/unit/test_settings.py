@@ -45,6 +45,9 @@ def test_the_settings_reference_is_generated_from_the_declarations():
         ("model", {"parallelism": 0}, ["model `m` sets `parallelism: 0`", "greater than or equal to 1", "Fix: e.g. `parallelism: 4`"]),
         ("model", {"parallelism": "abc"}, ["model `m` sets `parallelism: 'abc'`", "Fix: e.g. `parallelism: 4`"]),
         ("model", {"parallelism": True}, ["model `m` sets `parallelism: True`"]),
+        # beyond a Java int, and beyond the 64 bits dbt's manifest can store
+        ("model", {"parallelism": 2**31}, ["`parallelism: 2147483648`", "less than or equal to 2147483647"]),
+        ("model", {"full_rewrite_max_mib": 2**70}, ["`full_rewrite_max_mib: 1180591620717411303424`"]),
         ("model", {"static_partition": "day=1"}, ["`static_partition: 'day=1'`", "Fix: e.g. `static_partition:"]),
         ("model", {"write_options": {"spark.sql.x; drop table t": 1}}, ["`write_options:", "string should match pattern"]),
         ("model", {"write_options": {"spark.sql.shuffle.partitions": "4;"}}, ["`write_options:"]),
