@@ -69,8 +69,10 @@ def _condense_errors(handler):
     def exception_handler(self, sql: str):
         from dbt_common.exceptions import DbtRuntimeError
 
+        session = statement_options.SESSION
+        lock = session.exclusive if statement_options.options_of(sql) else session.shared
         try:
-            with handler(self, sql), _statement_options(self, sql):
+            with lock(), handler(self, sql), _statement_options(self, sql):
                 yield
         except DbtRuntimeError as error:
             sentence = condensed(error.msg)
@@ -108,7 +110,8 @@ def _condense_fetch_errors(fetch):
         from dbt_common.exceptions import DbtRuntimeError
 
         try:
-            return fetch(cls, cursor, limit)
+            with statement_options.SESSION.shared():  # Spark runs a SELECT as its rows are fetched
+                return fetch(cls, cursor, limit)
         except DbtRuntimeError:
             raise
         except Exception as error:

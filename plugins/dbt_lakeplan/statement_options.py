@@ -15,6 +15,10 @@ statement's), so they work with every dbt-spark method, and Spark checks each va
 dbt-spark's session method applies the profile's `server_side_parameters` again before every statement, and it
 adds `spark.sql.ansi.enabled: false` to them: a `SET` of such a key lasted until the statement it was meant for
 began. For the statement's duration, its options take the place of those parameters too (`forced`).
+
+With dbt `threads` above 1, models run at the same time in the one Spark session: a statement with settings runs
+alone (`SESSION.exclusive()`), others together (`SESSION.shared()`). Otherwise another model's statement ran under
+its settings, and two statements with settings saved and restored each other's values, leaving one set.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import contextlib
 import difflib
 import json
 import re
+import threading
 from typing import Any, Callable, Iterator
 
 # the statement's first line, after dbt's query comment: a line like it inside a model's own SQL sets nothing
@@ -36,6 +41,47 @@ HEADER = re.compile(
 # `spark.sql.` such a key is a typo, except where a catalog or Iceberg keep settings of their own.
 UNDEFINED = "<undefined>"
 OWN_NAMESPACES = ("spark.sql.catalog.", "spark.sql.iceberg.")
+
+
+class SessionLock:
+    """A readers-writer lock over the Spark session's settings: any number of statements share the session, a
+    statement that changes its settings has it alone. A waiting writer goes before new readers, so a steady
+    stream of statements cannot hold it off."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._readers = 0
+        self._writing = False
+        self._writers_waiting = 0
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._writing and not self._writers_waiting)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._readers -= 1
+                self._changed.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._changed:
+            self._writers_waiting += 1
+            self._changed.wait_for(lambda: not self._writing and not self._readers)
+            self._writers_waiting -= 1
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._writing = False
+                self._changed.notify_all()
+
+
+SESSION = SessionLock()
 
 
 class Refused(Exception):

@@ -8,6 +8,8 @@ from tests.integration.test_merge_rewrite import GROUP_FILTER
 from tests.integration.test_partial_update import member, rows, target_yml
 
 PARTITIONS = "spark.sql.shuffle.partitions"
+TIME_ZONE = "spark.sql.session.timeZone"
+ZONES = {"tokyo": "Asia/Tokyo", "la": "America/Los_Angeles"}
 # the second run sends a value lakeplan's row checks refuse: the statement stops inside Spark, mid-write
 VALUE = "{{ 'id' if var('broken', false) == false else \"case when id = 7 then 'seven' else string(id) end\" }}"
 OP = "{{ \"'+U'\" if var('broken', false) == false else \"case when id = 7 then 'X' else '+U' end\" }}"
@@ -125,3 +127,26 @@ def test_a_static_spark_setting_is_refused_with_its_members_name(make_project, s
     assert "Fix: give it a value Spark accepts, or remove it. Nothing was written." in log
     assert spark.conf.get("spark.sql.warehouse.dir") == warehouse
     assert not spark.catalog.tableExists("lakeplan_session_static.wide")
+
+
+def test_with_threads_the_settings_of_one_statement_reach_no_other(make_project, spark):
+    # dbt threads share the Spark session: each target's write sleeps 2 s under its time zone, while the other
+    # target and a plain model run beside it
+    def writer(zone):
+        return member(zone, "select id, concat(left(reflect('java.lang.Thread', 'sleep', bigint(2000)), 0), "
+                            "current_timezone()) as tz from range(0, 1)", write_options={TIME_ZONE: ZONES[zone]})
+
+    files = {"models/plain.sql": "select current_timezone() as tz"}
+    for zone in ZONES:
+        files.update({f"models/{zone}.sql": "{{ partial_update_target() }}",
+                      f"models/{zone}.yml": target_yml(zone, {"id": "bigint", "tz": "string"}),
+                      f"models/{zone}_writer.sql": writer(zone)})  # fmt: skip
+    project = make_project("session_threads", files)
+    own = spark.conf.get(TIME_ZONE)
+
+    project.run("run", "--threads", "2")
+
+    assert spark.conf.get(TIME_ZONE) == own
+    for zone, name in ZONES.items():
+        assert rows(spark, f"lakeplan_session_threads.{zone}") == [(0, name)]
+    assert rows(spark, "lakeplan_session_threads.plain") == [(own,)]
