@@ -126,11 +126,11 @@ def applied(
         return cursor
 
     def change(key: str, value: Any) -> None:
-        if key.startswith("spark.sql.") and not key.startswith(OWN_NAMESPACES):
-            if execute(f"set {key}").fetchall()[0][1] == UNDEFINED:
-                known = [row[0] for row in execute("set -v").fetchall()]
-                close = difflib.get_close_matches(key, known, n=1)
-                hint = f"; did you mean `{close[0]}`?" if close else ""
+        if key.lower().startswith("spark.sql.") and not key.lower().startswith(OWN_NAMESPACES):
+            if execute(f"set {key}").fetchall()[0][1] == UNDEFINED:  # keys are case-sensitive
+                known = {row[0].lower(): row[0] for row in execute("set -v").fetchall()}
+                close = difflib.get_close_matches(key.lower(), known, n=1)
+                hint = f"; did you mean `{known[close[0]]}`?" if close else ""
                 raise Refused(
                     f"Spark has no setting `{key}` (in {origin}){hint} Fix: correct the key, or remove it. "
                     "Nothing was written."

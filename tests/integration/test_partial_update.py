@@ -121,6 +121,8 @@ def test_report_lists_groups_digests_and_reasons(reuse):
     executed = next((reuse.path / "target" / "run").rglob("wide.sql")).read_text()
     assert executed.count("merge into lakeplan_reuse.wide") == 3
     assert '"spark.sql.shuffle.partitions": "3"}' in executed
+    # only that group's options are its members': the others carry lakeplan's own MERGE setting alone
+    assert executed.count("-- set by:") == 1 and "-- set by: the write_options of `wide_d_options`" in executed
 
 
 def test_deletes_under_ignore_and_error(reuse, spark):

@@ -25,27 +25,39 @@ def history(spark, table):
     return spark.sql(f"select snapshot_id from {table}.refs where name = 'main'").collect()
 
 
-@pytest.mark.parametrize("run", ["first_run", "incremental", "full_refresh"])
+FULL = ["--full-refresh"]
+# (the failing run's flags, the rerun's flags, the `sum` column `a` after the rerun): every pairing of the two
+# kinds of copy (a branch into an existing table, a staging table when creating) with the next run's kind
+RUNS = {
+    "first_run": (None, [], [], 1),
+    "incremental": ([], [], [], 2),
+    "full_refresh": ([], FULL, FULL, 1),
+    "full_refresh_then_run": ([], FULL, [], 2),
+    "run_then_full_refresh": ([], [], FULL, 1),
+}
+
+
+@pytest.mark.parametrize("run", RUNS)
 def test_a_failed_later_group_leaves_the_table_as_it_was(make_project, spark, run):
+    first, failing, rerun, a = RUNS[run]
     project = make_project(f"atomic_{run}", FILES)
     table = f"lakeplan_atomic_{run}.wide"
-    if run != "first_run":
-        project.run("run")
+    if first is not None:
+        project.run("run", *first)
         assert rows(spark, table) == GOOD
-    before = rows(spark, table) if run != "first_run" else None
-    main = history(spark, table) if run != "first_run" else None
+    before = rows(spark, table) if first is not None else None
+    main = history(spark, table) if first is not None else None
 
-    flags = ["--full-refresh"] if run == "full_refresh" else []
-    log = project.fail("run", "--vars", "{broken: true}", *flags)
+    log = project.fail("run", "--vars", "{broken: true}", *failing)
 
     assert "Invalid changelog op 'X'" in log
-    if run == "first_run":
+    if first is None:
         assert not spark.catalog.tableExists(table)
     else:
         assert rows(spark, table) == before
         assert history(spark, table) == main
-    project.run("run", *flags)  # the rerun applies each group once
-    assert rows(spark, table) == (GOOD if run != "incremental" else [(i, 2, i * 10) for i in range(5)])
-    # the copy the groups wrote is gone: no branch beside main, no staging table
+    project.run("run", *rerun)  # the rerun applies each group once
+    assert rows(spark, table) == [(i, a, i * 10) for i in range(5)]
+    # the copy the groups wrote is gone, also one a failed run left: no branch beside main, no staging table
     assert [ref.name for ref in spark.sql(f"select name from {table}.refs").collect()] == ["main"]
     assert not spark.catalog.tableExists(f"{table}__lakeplan_staging")

@@ -94,19 +94,19 @@ def test_a_members_write_options_govern_its_own_query(make_project, spark):
     assert rows(spark, "lakeplan_session_member_ansi.wide") == [(i, i) for i in range(10)]
 
 
-def test_a_misspelt_spark_setting_stops_the_run_with_the_setting_it_means(make_project, spark):
-    # Spark's SET takes any key: a typo would write with the default in silence
+@pytest.mark.parametrize("key", ["spark.sql.shuffle.partition", "Spark.SQL.Shuffle.Partitions"])
+def test_a_misspelt_spark_setting_stops_the_run_with_the_setting_it_means(make_project, spark, key):
+    # Spark's SET takes any key, and its keys are case-sensitive: a typo would write with the default in silence
     files = {
         "models/wide.sql": "{{ partial_update_target() }}",
         "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint"}),
-        "models/writer.sql": member("wide", "select id, id as a from range(0, 10)",
-                                    write_options={"spark.sql.shuffle.partition": 4}),
-    }  # fmt: skip
+        "models/writer.sql": member("wide", "select id, id as a from range(0, 10)", write_options={key: 4}),
+    }
     project = make_project("session_misspelt", files)
 
     log = project.fail("run")
 
-    assert "Spark has no setting `spark.sql.shuffle.partition` (in the write_options of `writer`); did you mean " \
+    assert f"Spark has no setting `{key}` (in the write_options of `writer`); did you mean " \
            "`spark.sql.shuffle.partitions`? Fix: correct the key" in log
     assert not spark.catalog.tableExists("lakeplan_session_misspelt.wide")
 

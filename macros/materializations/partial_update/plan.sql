@@ -49,17 +49,20 @@
         {{ return(statements) }}
     {%- endif -%}
     {%- set quoted = lakeplan.lakeplan_string_literal(target | string) -%}
+    {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
+    {#- a copy a failed run left is replaced, or removed, by the next run of the target -#}
+    {%- set drop_branch = 'alter table ' ~ target ~ ' drop branch if exists lakeplan_write' -%}
     {%- if creates -%}
-        {%- set copy = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
+        {%- set copy = staging -%}
         {%- set publish = lakeplan.lakeplan_partial_update_create_sql(target, 'select * from ' ~ copy) -%}
-        {%- set cleanup = 'drop table ' ~ copy -%}
+        {%- set cleanup = ['drop table ' ~ copy] + ([drop_branch] if load_relation(target) else []) -%}
     {%- else -%}
-        {#- a copy left by a failed run is replaced, not reused -#}
+        {%- if load_relation(staging) -%}{%- do adapter.execute('drop table ' ~ staging) -%}{%- endif -%}
         {%- do statements.append('alter table ' ~ target ~ ' create or replace branch lakeplan_write') -%}
         {%- do adapter.execute(statements[-1]) -%}
         {%- set copy = target ~ '.branch_lakeplan_write' -%}
         {%- set publish = 'call system.fast_forward(' ~ quoted ~ ", 'main', 'lakeplan_write')" -%}
-        {%- set cleanup = 'alter table ' ~ target ~ ' drop branch lakeplan_write' -%}
+        {%- set cleanup = [drop_branch] -%}
     {%- endif -%}
     {%- for plan in plans -%}
         {%- set name = 'write_group_' ~ loop.index -%}
@@ -68,8 +71,8 @@
             else lakeplan.lakeplan_partial_update_write(target, plan, spec, name, false, into=copy)) -%}
     {%- endfor -%}
     {%- call statement('main') -%}{{ publish }}{%- endcall -%}
-    {%- do adapter.execute(cleanup) -%}
-    {{ return(statements + [publish, cleanup]) }}
+    {%- for statement in cleanup -%}{%- do adapter.execute(statement) -%}{%- endfor -%}
+    {{ return(statements + [publish] + cleanup) }}
 {% endmacro %}
 
 {#- One group's write, returned as run: one MERGE (or INSERT OVERWRITE) under the group's `write_options`. It
@@ -142,8 +145,10 @@
     {{ return('select ' ~ projections | join(', ') ~ '\nfrom ' ~ source ~ ' as lakeplan_change where lakeplan_alive') }}
 {% endmacro %}
 
-{#- Whose `write_options` a group's statements carry, for an error about one of them. -#}
+{#- Whose `write_options` a group's statements carry, for an error about one of them; none without any (a
+    statement may still carry lakeplan's own settings, which are not the members'). -#}
 {% macro lakeplan_write_options_origin(group) %}
+    {%- if not group.write_options -%}{{ return(none) }}{%- endif -%}
     {%- set names = [] -%}
     {%- for member in group.members -%}{%- do names.append('`' ~ member.name ~ '`') -%}{%- endfor -%}
     {{ return('the write_options of ' ~ names | join(', ')) }}
