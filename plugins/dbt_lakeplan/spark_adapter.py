@@ -34,6 +34,10 @@ ERROR_WRAPPING = re.compile(
     r"(?:\[USER_RAISED_EXCEPTION\] )?"
 )
 SQLSTATE = re.compile(r"\s*SQLSTATE: \w+\s*$")
+# dbt's own heading, once for each dbt error the failure passed through on its way
+DBT_HEADING = re.compile(r"^(?:\s*Runtime Error[ \t]*\n)+")
+# an analysis error's sentence, then the plan Spark appends to it (tens of lines)
+ANALYSIS_PLAN = re.compile(r"^\s*(\[[A-Z_.]+\][^\n]*?);?\s*\n.*", re.DOTALL)
 
 
 def with_table_format(information: str) -> str:
@@ -45,11 +49,13 @@ def with_table_format(information: str) -> str:
 
 def condensed(message: str) -> str:
     """A Spark error as the sentence it carries: the text before the first Java frame, without the wrapping
-    of Py4J, of a failed stage and of `raise_error`. Text without a Java stack is returned as it is."""
+    of Py4J, of a failed stage and of `raise_error`, of dbt's headings, and of the plan an analysis error
+    appends. Other text without a Java stack is returned as it is."""
+    message = DBT_HEADING.sub("", message)
     lines = message.splitlines()
     frame = next((index for index, line in enumerate(lines) if JAVA_FRAME.match(line)), None)
     if frame is None:
-        return message
+        return ANALYSIS_PLAN.sub(r"\1", message).strip()
     text = " ".join(line.strip() for line in lines[:frame] if line.strip())
     sentence = SQLSTATE.sub("", ERROR_WRAPPING.sub("", text, count=1)).strip()
     causes = [line.strip()[len("Caused by: "):] for line in lines if line.strip().startswith("Caused by: ")]

@@ -46,39 +46,65 @@ OWN_NAMESPACES = ("spark.sql.catalog.", "spark.sql.iceberg.")
 class SessionLock:
     """A readers-writer lock over the Spark session's settings: any number of statements share the session, a
     statement that changes its settings has it alone. A waiting writer goes before new readers, so a steady
-    stream of statements cannot hold it off."""
+    stream of statements cannot hold it off. A thread that holds it already passes through: dbt runs a macro's
+    statements inside the macro's own error handler (`execute_macro`), so a statement can come inside a hold;
+    a hold of that kind covers no statement, so an exclusive request inside a shared hold gives the hold up
+    meanwhile instead of waiting for itself."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._readers = 0
         self._writing = False
         self._writers_waiting = 0
+        self._held = threading.local()  # this thread's mode: None, "shared" or "exclusive"
 
     @contextlib.contextmanager
     def shared(self) -> Iterator[None]:
-        with self._changed:
-            self._changed.wait_for(lambda: not self._writing and not self._writers_waiting)
-            self._readers += 1
+        if getattr(self._held, "mode", None):
+            yield
+            return
+        self._take_shared()
+        self._held.mode = "shared"
         try:
             yield
         finally:
-            with self._changed:
-                self._readers -= 1
-                self._changed.notify_all()
+            self._held.mode = None
+            self._give_back(shared=True)
 
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:
+        mode = getattr(self._held, "mode", None)
+        if mode == "exclusive":
+            yield
+            return
+        if mode == "shared":
+            self._give_back(shared=True)
         with self._changed:
             self._writers_waiting += 1
             self._changed.wait_for(lambda: not self._writing and not self._readers)
             self._writers_waiting -= 1
             self._writing = True
+        self._held.mode = "exclusive"
         try:
             yield
         finally:
-            with self._changed:
+            self._held.mode = mode
+            self._give_back(shared=False)
+            if mode == "shared":
+                self._take_shared()
+
+    def _take_shared(self) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._writing and not self._writers_waiting)
+            self._readers += 1
+
+    def _give_back(self, shared: bool) -> None:
+        with self._changed:
+            if shared:
+                self._readers -= 1
+            else:
                 self._writing = False
-                self._changed.notify_all()
+            self._changed.notify_all()
 
 
 SESSION = SessionLock()
@@ -141,9 +167,13 @@ def applied(
             execute(statement)
         except Exception as error:
             reason = _sentence(getattr(error, "msg", None) or str(error))
+            fix = (  # a setting fixed when the session starts takes no value here
+                "remove it, and set it where the Spark session starts (spark-defaults.conf, the cluster's settings)"
+                if "Cannot modify the value of" in reason
+                else "give it a value Spark accepts, or remove it"
+            )
             raise Refused(
-                f"Spark refuses `{key}: {spark_value(value)}` (in {origin}): {reason} "
-                "Fix: give it a value Spark accepts, or remove it. Nothing was written."
+                f"Spark refuses `{key}: {spark_value(value)}` (in {origin}): {reason} Fix: {fix}. Nothing was written."
             ) from error
 
     forced = {} if forced is None else forced

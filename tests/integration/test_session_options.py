@@ -124,7 +124,8 @@ def test_a_static_spark_setting_is_refused_with_its_members_name(make_project, s
     log = project.fail("run")
 
     assert "Spark refuses `spark.sql.warehouse.dir: /tmp/elsewhere` (in the write_options of `writer`): " in log
-    assert "Fix: give it a value Spark accepts, or remove it. Nothing was written." in log
+    assert "Cannot modify the value of a static config: spark.sql.warehouse.dir. Fix: remove it, and set it where " \
+           "the Spark session starts (spark-defaults.conf, the cluster's settings). Nothing was written." in log
     assert spark.conf.get("spark.sql.warehouse.dir") == warehouse
     assert not spark.catalog.tableExists("lakeplan_session_static.wide")
 

@@ -44,6 +44,18 @@ def test_an_error_without_a_java_stack_is_kept_whole():
     assert condensed(analysis) == analysis
 
 
+def test_an_analysis_error_shows_its_sentence_without_dbts_headings_and_the_plan():
+    error = (
+        "Runtime Error\n  Runtime Error\n  [INVALID_NON_DETERMINISTIC_EXPRESSIONS] The operator expects a "
+        'deterministic expression, but the actual expression is "(k = k)", "exists(k)".; line 1 pos 0;\n'
+        "'MergeIntoTable (k#1 = k#2), [updateaction(None)]\n:- SubqueryAlias lakeplan_table\n"
+    )
+    assert condensed(error) == (
+        "[INVALID_NON_DETERMINISTIC_EXPRESSIONS] The operator expects a deterministic expression, but the actual "
+        'expression is "(k = k)", "exists(k)".; line 1 pos 0'
+    )
+
+
 def test_none_is_quoted_as_stock_dbt_spark_quotes_it():
     # Spark's `database` is None; dbt's adapter tests quote it (dbt-spark gives `None`, no error).
     assert quote(None) == "`None`"
