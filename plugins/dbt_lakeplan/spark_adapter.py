@@ -75,10 +75,11 @@ def _condense_errors(handler):
     def exception_handler(self, sql: str):
         from dbt_common.exceptions import DbtRuntimeError
 
+        options, origin = statement_options.header_of(sql)
         session = statement_options.SESSION
-        lock = session.exclusive if statement_options.options_of(sql) else session.shared
+        lock = session.exclusive if options else session.shared
         try:
-            with lock(), handler(self, sql), _statement_options(self, sql):
+            with lock(), handler(self, sql), _statement_options(self, options, origin):
                 yield
         except DbtRuntimeError as error:
             sentence = condensed(error.msg)
@@ -92,17 +93,15 @@ def _condense_errors(handler):
     return exception_handler
 
 
-def _statement_options(connections, sql: str):
-    """The settings `sql`'s header asks for, set through cursors of their own on the statement's session (dbt's
-    connection wrapper keeps one cursor, the statement's)."""
-    options = statement_options.options_of(sql)
+def _statement_options(connections, options: dict, origin: str):
+    """The settings a statement's header asks for, set through cursors of their own on the statement's session
+    (dbt's connection wrapper keeps one cursor, the statement's)."""
     if not options:
         return contextlib.nullcontext()
     from dbt.adapters.events.logging import AdapterLogger
 
     session = connections.get_thread_connection().handle.handle
     forced = getattr(session, "server_side_parameters", None)  # the session method's; thrift sets them once
-    origin = statement_options.origin_of(sql)
     return statement_options.applied(session.cursor, options, AdapterLogger("Spark").debug, forced, origin)
 
 

@@ -114,16 +114,18 @@ class Refused(Exception):
     """Spark refuses a setting of a statement's header; the message is the sentence dbt shows."""
 
 
+def header_of(sql: str) -> tuple[dict[str, Any], str]:
+    """The settings a statement's header asks for (none without a header; a value None means unset), and whose
+    they are (its `-- set by:` line), for errors."""
+    match = HEADER.search(sql)
+    if not match:
+        return {}, "this statement's settings"
+    return json.loads(match.group(1)), match.group(2) or "this statement's settings"
+
+
 def options_of(sql: str) -> dict[str, Any]:
-    """The settings a statement's header asks for (none without a header); a value None means unset."""
-    match = HEADER.search(sql)
-    return json.loads(match.group(1)) if match else {}
-
-
-def origin_of(sql: str) -> str:
-    """Whose settings a statement's header carries (its `-- set by:` line), for errors."""
-    match = HEADER.search(sql)
-    return (match.group(2) if match else None) or "this statement's settings"
+    """The settings a statement's header asks for."""
+    return header_of(sql)[0]
 
 
 def spark_value(value: Any) -> str:
@@ -184,9 +186,10 @@ def applied(
         for key, value in options.items():
             change(key, value)  # a refused setting changed nothing, so it has nothing to put back
             previous[key] = explicit.get(key)
-            forced.pop(key, None)
-            if key in overridden and value is not None:
-                forced[key] = spark_value(value)
+            if key in overridden:
+                del forced[key]
+                if value is not None:
+                    forced[key] = spark_value(value)
         yield
     finally:
         forced.update(overridden)

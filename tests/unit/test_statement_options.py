@@ -4,7 +4,7 @@
 import threading
 import time
 
-from dbt_lakeplan.statement_options import SessionLock, options_of, origin_of, spark_value
+from dbt_lakeplan.statement_options import SessionLock, header_of, options_of, spark_value
 
 DBT_COMMENT = '/* {"app": "dbt", "node_id": "model.lakeplan.wide"} */\n'
 
@@ -32,9 +32,9 @@ def test_values_are_written_as_spark_reads_them():
 
 def test_the_header_names_whose_settings_it_carries():
     header = '-- lakeplan session options: {"spark.sql.shuffle.partitions": 4}\n  -- set by: the write_options of `m`\n'
-    assert origin_of(DBT_COMMENT + header + "merge into t") == "the write_options of `m`"
+    assert header_of(DBT_COMMENT + header + "merge into t")[1] == "the write_options of `m`"
     assert options_of(DBT_COMMENT + header + "merge into t") == {"spark.sql.shuffle.partitions": 4}
-    assert origin_of(DBT_COMMENT + header.splitlines()[0] + "\nmerge into t") == "this statement's settings"
+    assert header_of(DBT_COMMENT + header.splitlines()[0] + "\nmerge into t")[1] == "this statement's settings"
 
 
 def finishes(work, seconds=5.0) -> bool:

@@ -14,8 +14,8 @@
     {#- Spark checks a setting's value when it is set: every group's options, around a no-op, before the first
         group writes -#}
     {%- for plan in plans if plan.group.write_options -%}
-        {%- set origin = lakeplan.lakeplan_write_options_origin(plan.group) -%}
-        {%- do run_query(lakeplan.lakeplan_statement_options(plan.group.write_options, origin) ~ 'select 1') -%}
+        {%- set header = lakeplan.lakeplan_statement_options(plan.group.write_options, plan.options_origin) -%}
+        {%- do run_query(header ~ 'select 1') -%}
     {%- endfor -%}
 
     {{ run_hooks(pre_hooks) }}

@@ -1,6 +1,8 @@
 {#- Everything one write group needs, from the real member schemas: each member's temp view (its query
-    with the CTEs it reads), its columns, and what it writes; checked on the way. -#}
+    with the CTEs it reads), its columns, and what it writes; checked on the way. Its statements name the members
+    whose `write_options` they carry (`options_origin`). -#}
 {% macro lakeplan_partial_update_plan(group, spec) %}
+    {%- set options_origin = lakeplan.lakeplan_write_options_origin(group) -%}
     {%- set members = [] -%}
     {%- set sequence_types = [] -%}
     {%- for member in group.members -%}
@@ -8,7 +10,7 @@
         {%- set ctes = lakeplan.lakeplan_member_ctes(member.unique_id) -%}
         {%- set with_clause = 'with ' ~ ctes | join(',\n') ~ '\n' if ctes else '' -%}
         {%- call statement('stage_member_' ~ member.name) -%}
-            {{ lakeplan.lakeplan_statement_options(group.write_options, lakeplan.lakeplan_write_options_origin(group)) }}
+            {{ lakeplan.lakeplan_statement_options(group.write_options, options_origin) }}
             create or replace temporary view {{ view }} as {{ with_clause }}select * from {{ ref(member.name) }}
         {%- endcall -%}
         {%- set columns = adapter.get_columns_in_relation(view) -%}
@@ -29,6 +31,7 @@
     {%- for member in members -%}{%- do written.extend(member.written | map('lower')) -%}{%- endfor -%}
     {{ return({
         'group': group,
+        'options_origin': options_origin,
         'members': members,
         'written': written | unique | list,
         'changelog': group.members | selectattr('op_column') | list | length > 0,
@@ -48,7 +51,6 @@
         {%- do statements.append(lakeplan.lakeplan_partial_update_write(target, plans[0], spec, 'main', creates)) -%}
         {{ return(statements) }}
     {%- endif -%}
-    {%- set quoted = lakeplan.lakeplan_string_literal(target | string) -%}
     {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
     {#- a copy a failed run left is replaced, or removed, by the next run of the target -#}
     {%- set drop_branch = 'alter table ' ~ target ~ ' drop branch if exists lakeplan_write' -%}
@@ -61,7 +63,8 @@
         {%- do statements.append('alter table ' ~ target ~ ' create or replace branch lakeplan_write') -%}
         {%- do adapter.execute(statements[-1]) -%}
         {%- set copy = target ~ '.branch_lakeplan_write' -%}
-        {%- set publish = 'call system.fast_forward(' ~ quoted ~ ", 'main', 'lakeplan_write')" -%}
+        {%- set publish = 'call system.fast_forward(' ~ lakeplan.lakeplan_string_literal(target | string)
+            ~ ", 'main', 'lakeplan_write')" -%}
         {%- set cleanup = [drop_branch] -%}
     {%- endif -%}
     {%- for plan in plans -%}
@@ -91,7 +94,7 @@
     {%- set options = lakeplan.lakeplan_merge_session_options(target, plan.group.write_options) if merges
         else plan.group.write_options -%}
     {%- set write_sql -%}
-        {{ lakeplan.lakeplan_statement_options(options, lakeplan.lakeplan_write_options_origin(plan.group)) }}
+        {{ lakeplan.lakeplan_statement_options(options, plan.options_origin) }}
         {%- if creates -%}
             {{ lakeplan.lakeplan_partial_update_create_sql(target, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec), staging) }}
         {%- elif merges -%}
