@@ -14,13 +14,15 @@
     Before a copy-on-write MERGE, Spark finds the data files that hold a key of the change (its runtime group
     filter), which evaluates the whole change a second time. Where the table's data files total at most the
     model's `full_rewrite_max_mib`, rewriting all of them costs less than that, so the MERGE skips the search:
-    the same rows, every file rewritten (docs/benchmarks.md, section 1). -#}
-{% macro lakeplan_merge_session_options(relation, options=none) %}
+    the same rows, every file rewritten (docs/benchmarks.md, section 1). `staging`: `relation` is the copy this run
+    creates, which does not exist yet when the statement is built; it holds only this run's earlier groups, whose
+    keys a later group's mostly share, so it is rewritten whole. -#}
+{% macro lakeplan_merge_session_options(relation, options=none, staging=false) %}
     {%- set limit = lakeplan.lakeplan_plan().full_rewrite_max_mib -%}
     {%- set merged = {} -%}
     {%- if limit -%}
-        {%- set size = run_query('select coalesce(sum(file_size_in_bytes), 0) from ' ~ relation ~ '.data_files')
-            .columns[0].values()[0] -%}
+        {%- set size = 0 if staging else run_query(
+            'select coalesce(sum(file_size_in_bytes), 0) from ' ~ relation ~ '.data_files').columns[0].values()[0] -%}
         {%- if size <= limit * 1048576 -%}
             {%- do merged.update({'spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled': 'false'}) -%}
         {%- endif -%}

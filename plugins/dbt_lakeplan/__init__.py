@@ -1,6 +1,7 @@
 """lakeplan's dbt plugin. dbt finds it as a top-level module named `dbt_*` with `plugins = [...]`.
 
-It also fixes two things in dbt-spark's adapter: quoting, and Iceberg tables' format (spark_adapter.py).
+It also fixes two things in dbt-spark's adapter: quoting, and Iceberg tables' format (spark_adapter.py), and
+makes `dbt compile` of a partial-update target show its write (compiled_write.py).
 
 dbt calls a plugin's `get_manifest_artifacts` only when it writes JSON, after manifest.json is written, and
 not at all for `docs generate` or `--no-write-json`. lakeplan's rewrite must reach every command, so the
@@ -18,7 +19,7 @@ from dbt.plugins.manager import dbt_hook, dbtPlugin
 
 from dbt_lakeplan.artifacts import FINGERPRINTS_FILE, SINK_REUSE_FILE, SQL_CACHE_FILE, JsonArtifact, read_cache, write_cache
 from dbt_lakeplan.manifest_fingerprints import apply_fingerprints
-from dbt_lakeplan import spark_adapter
+from dbt_lakeplan import compiled_write, spark_adapter
 from dbt_lakeplan.planner import plan_project
 
 REPORTS_ATTRIBUTE = "_lakeplan_reports"
@@ -57,6 +58,7 @@ def _with_lakeplan(load):
 class LakeplanPlugin(dbtPlugin):
     def initialize(self) -> None:
         spark_adapter.install()
+        compiled_write.install()
         load = ManifestLoader.get_full_manifest.__func__
         if not getattr(load, "lakeplan", False):
             ManifestLoader.get_full_manifest = classmethod(_with_lakeplan(load))

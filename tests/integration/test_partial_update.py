@@ -139,7 +139,7 @@ def test_lineage_selection_compile_and_build(reuse, spark):
     assert sorted(listed) == ["wide", "wide_a"]
 
     compiled = reuse.run("compile", "--select", "wide").result.results[0].node.compiled_code
-    assert "__dbt__cte__wide_a" in compiled and "__dbt__cte__wide_e_cdc" in compiled
+    assert "from wide__lakeplan_member_wide_a" in compiled and "from wide__lakeplan_member_wide_e_cdc" in compiled
 
     # A member alone is ephemeral: selecting it writes nothing; `member+` writes its target.
     before = snapshots(spark, "lakeplan_reuse.wide")

@@ -2,36 +2,60 @@
     formed is one statement and one Iceberg commit: UNION ALL of the members -> collapse -> MERGE.
     Every member and the overlaps between them are checked before anything is written. -#}
 {% materialization partial_update, adapter='spark' %}
-    {%- set spec = lakeplan.lakeplan_validate_get_partial_update_spec() -%}
-    {%- set target_relation = this.incorporate(type='table') -%}
-    {%- set existing_relation = load_relation(this) -%}
-
-    {%- set plans = [] -%}
-    {%- for group in spec.groups -%}
-        {%- do plans.append(lakeplan.lakeplan_partial_update_plan(group, spec)) -%}
-    {%- endfor -%}
-    {%- do lakeplan.lakeplan_validate_partial_update_overlaps(plans, spec) -%}
+    {%- set prepared = lakeplan.lakeplan_partial_update_prepare() -%}
+    {%- set target_relation = prepared.relation -%}
     {#- Spark checks a setting's value when it is set: every group's options, around a no-op, before the first
         group writes -#}
-    {%- for plan in plans if plan.group.write_options -%}
+    {%- for plan in prepared.plans if plan.group.write_options -%}
         {%- set header = lakeplan.lakeplan_statement_options(plan.group.write_options, plan.options_origin) -%}
         {%- do run_query(header ~ 'select 1') -%}
     {%- endfor -%}
 
     {{ run_hooks(pre_hooks) }}
 
-    {%- set creates = existing_relation is none or existing_relation.is_view or lakeplan.should_full_refresh() -%}
-    {%- if creates and existing_relation is not none and existing_relation.is_view -%}
-        {%- do adapter.drop_relation(existing_relation) -%}
+    {%- if prepared.creates and prepared.existing is not none and prepared.existing.is_view -%}
+        {%- do adapter.drop_relation(prepared.existing) -%}
     {%- endif -%}
 
-    {%- do spec.update({'tombstones': lakeplan.lakeplan_partial_update_tombstones(target_relation, plans, spec, creates)}) -%}
-    {%- set statements = lakeplan.lakeplan_partial_update_writes(target_relation, plans, spec, creates) -%}
+    {%- set steps = lakeplan.lakeplan_partial_update_steps(prepared) -%}
+    {%- do lakeplan.lakeplan_run_steps(steps) -%}
     {#- dbt keeps the statement named `main` in target/run/: every statement of the write, in the order they ran -#}
-    {%- do write(statements | join(';\n\n')) -%}
+    {%- do write(lakeplan.lakeplan_partial_update_script(steps)) -%}
 
-    {%- if not creates -%}{%- do lakeplan.lakeplan_record_state_after_write() -%}{%- endif %}
+    {%- if not prepared.creates -%}{%- do lakeplan.lakeplan_record_state_after_write() -%}{%- endif %}
     {% do persist_docs(target_relation, model) %}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
+
+{#- What a target's write is built from, for `dbt run` and for `dbt compile`: its spec, its relation, each group's
+    plan (from the members' real columns, checked against each other), and whether the write creates the table
+    (first run, --full-refresh, or a view in its place). -#}
+{% macro lakeplan_partial_update_prepare() %}
+    {%- set spec = lakeplan.lakeplan_validate_get_partial_update_spec() -%}
+    {%- set existing = load_relation(this) -%}
+    {%- set plans = [] -%}
+    {%- for group in spec.groups -%}
+        {%- do plans.append(lakeplan.lakeplan_partial_update_plan(group, spec)) -%}
+    {%- endfor -%}
+    {%- do lakeplan.lakeplan_validate_partial_update_overlaps(plans, spec) -%}
+    {{ return({'spec': spec, 'relation': this.incorporate(type='table'), 'existing': existing, 'plans': plans,
+        'creates': existing is none or existing.is_view or lakeplan.should_full_refresh()}) }}
+{% endmacro %}
+
+{#- What `dbt compile` shows for a target: the statements `dbt run` would send now, built by the same macros from
+    the members' real columns (plugins/dbt_lakeplan/compiled_write.py renders it once dbt has compiled the
+    members into the target). Nothing is written: this run's tombstones are counted, not recorded. -#}
+{% macro lakeplan_partial_update_compiled() %}
+    {%- set prepared = lakeplan.lakeplan_partial_update_prepare() -%}
+    {%- set steps = lakeplan.lakeplan_partial_update_steps(prepared, record=false) -%}
+    {%- set tombstones = prepared.spec.tombstones -%}
+    {%- set comment -%}
+-- `dbt run` of `{{ model.name }}` would send these statements now, built from its members' real columns and the table
+-- as it is. Each write group is one statement; each `/* collapse ... */` names a column group's collapse strategy.
+{%- if tombstones %}
+-- Before them, the run records this run's deletes in {{ tombstones }}.
+{%- endif %}
+    {%- endset -%}
+    {{ return(comment ~ '\n' ~ lakeplan.lakeplan_partial_update_script(steps)) }}
+{% endmacro %}

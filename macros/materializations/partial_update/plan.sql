@@ -44,54 +44,91 @@
     written, and as it was (or no table) when a group fails (a rerun then applies each group once). One group is
     one statement and one commit. Several groups write a copy and the copy becomes the target in one commit: into
     an existing table, an Iceberg branch of it that `main` then fast-forwards to; when the write creates the
-    table, a staging table that one CREATE OR REPLACE TABLE AS SELECT copies. Returns the statements run. -#}
-{% macro lakeplan_partial_update_writes(target, plans, spec, creates) %}
-    {%- set statements = [] -%}
+    table, a staging table that one CREATE OR REPLACE TABLE AS SELECT copies. `prepared`: the target's
+    lakeplan_partial_update_prepare. Returns the statements in the order they run, [{name, sql}]: a named one runs
+    as dbt's `statement(name)` (`main` is the one dbt keeps), the others are DDL without a result. Only this run's
+    tombstones are written here, before the statements that read them; `record=false` (`dbt compile`) writes
+    nothing. -#}
+{% macro lakeplan_partial_update_steps(prepared, record=true) %}
+    {%- set target, plans, spec, creates = prepared.relation, prepared.plans, prepared.spec, prepared.creates -%}
+    {%- set tombstones = lakeplan.lakeplan_partial_update_tombstones(target, plans, spec, creates, record) -%}
+    {%- do spec.update({'tombstones': tombstones}) -%}
     {%- if plans | length == 1 -%}
-        {%- do statements.append(lakeplan.lakeplan_partial_update_write(target, plans[0], spec, 'main', creates)) -%}
-        {{ return(statements) }}
+        {{ return([{'name': 'main', 'label': lakeplan.lakeplan_partial_update_group_label(plans, 0),
+                    'sql': lakeplan.lakeplan_partial_update_write_sql(target, plans[0], spec, creates)}]) }}
     {%- endif -%}
     {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
     {#- a copy a failed run left is replaced, or removed, by the next run of the target -#}
     {%- set drop_branch = 'alter table ' ~ target ~ ' drop branch if exists lakeplan_write' -%}
+    {%- set steps = [] -%}
     {%- if creates -%}
         {%- set copy = staging -%}
         {%- set publish = lakeplan.lakeplan_partial_update_create_sql(target, 'select * from ' ~ copy) -%}
         {%- set cleanup = ['drop table ' ~ copy] + ([drop_branch] if load_relation(target) else []) -%}
     {%- else -%}
-        {%- if load_relation(staging) -%}{%- do adapter.execute('drop table ' ~ staging) -%}{%- endif -%}
-        {%- do statements.append('alter table ' ~ target ~ ' create or replace branch lakeplan_write') -%}
-        {%- do adapter.execute(statements[-1]) -%}
+        {%- set branch = 'alter table ' ~ target ~ ' create or replace branch lakeplan_write' -%}
+        {%- for statement in (['drop table ' ~ staging] if load_relation(staging) else []) + [branch] -%}
+            {%- do steps.append({'name': none, 'sql': statement}) -%}
+        {%- endfor -%}
         {%- set copy = target ~ '.branch_lakeplan_write' -%}
         {%- set publish = 'call system.fast_forward(' ~ lakeplan.lakeplan_string_literal(target | string)
             ~ ", 'main', 'lakeplan_write')" -%}
         {%- set cleanup = [drop_branch] -%}
     {%- endif -%}
     {%- for plan in plans -%}
-        {%- set name = 'write_group_' ~ loop.index -%}
-        {%- do statements.append(
-            lakeplan.lakeplan_partial_update_write(copy, plan, spec, name, loop.first, staging=true) if creates
-            else lakeplan.lakeplan_partial_update_write(target, plan, spec, name, false, into=copy)) -%}
+        {%- do steps.append({'name': 'write_group_' ~ loop.index,
+            'label': lakeplan.lakeplan_partial_update_group_label(plans, loop.index0), 'sql':
+            lakeplan.lakeplan_partial_update_write_sql(copy, plan, spec, loop.first, staging=true) if creates
+            else lakeplan.lakeplan_partial_update_write_sql(target, plan, spec, false, into=copy)}) -%}
     {%- endfor -%}
-    {%- call statement('main') -%}{{ publish }}{%- endcall -%}
-    {%- for statement in cleanup -%}{%- do adapter.execute(statement) -%}{%- endfor -%}
-    {{ return(statements + [publish] + cleanup) }}
+    {%- do steps.append({'name': 'main', 'sql': publish}) -%}
+    {%- for statement in cleanup -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
+    {{ return(steps) }}
 {% endmacro %}
 
-{#- One group's write, returned as run: one MERGE (or INSERT OVERWRITE) under the group's `write_options`. It
+{#- Which write group a statement writes, for a reader of target/run/ and of `dbt compile`. -#}
+{% macro lakeplan_partial_update_group_label(plans, index) %}
+    {%- set plan = plans[index] -%}
+    {%- set names = [] -%}
+    {%- for member in plan.members -%}{%- do names.append('`' ~ member.config.name ~ '`') -%}{%- endfor -%}
+    {{ return('write group ' ~ (index + 1) ~ ' of ' ~ plans | length ~ ': ' ~ names | join(', ')) }}
+{% endmacro %}
+
+{#- The statements as one script, each group's under a comment naming its members: what target/run/ keeps and
+    `dbt compile` shows. (A statement's own first line may be its settings header, so the label is not sent.) -#}
+{% macro lakeplan_partial_update_script(steps) %}
+    {%- set parts = [] -%}
+    {%- for step in steps -%}
+        {%- do parts.append(('-- ' ~ step.label ~ '\n' if step.label else '') ~ step.sql | trim) -%}
+    {%- endfor -%}
+    {{ return(parts | join(';\n\n')) }}
+{% endmacro %}
+
+{#- Runs lakeplan_partial_update_steps in order; a failure stops the rest. -#}
+{% macro lakeplan_run_steps(steps) %}
+    {%- for step in steps -%}
+        {%- if step.name -%}
+            {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
+        {%- else -%}
+            {%- do lakeplan.lakeplan_execute(step.sql) -%}
+        {%- endif -%}
+    {%- endfor -%}
+{% endmacro %}
+
+{#- One group's write: one MERGE (or INSERT OVERWRITE) under the group's `write_options`. It
     reads the collapsed rows as a subquery, not through a temp view of them: Spark keeps a temp view as SQL text
     and analyses it again in the MERGE, which at 100+ columns costs seconds. `creates`: the table is created by
     this write (first run, --full-refresh), in one atomic CREATE TABLE AS SELECT, so a write that fails leaves no
     table, or the table as it was; a `staging` table is created without the target's location and properties.
     `into`: where the rows go when not `target` itself (a branch of it). -#}
-{% macro lakeplan_partial_update_write(target, plan, spec, statement_name, creates, staging=false, into=none) %}
+{% macro lakeplan_partial_update_write_sql(target, plan, spec, creates, staging=false, into=none) %}
     {%- set layout = lakeplan.lakeplan_partial_update_layout(plan, spec) -%}
     {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(plan, spec, layout) -%}
     {#- a shuffled collapse is distributed on the key into `parallelism` partitions already -#}
     {%- set parallelism = none if layout.shuffled else plan.group.parallelism -%}
     {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed, parallelism, spec.unique_key) ~ '\n)' -%}
     {%- set merges = not creates and plan.group.write_mode != 'overwrite' -%}
-    {%- set options = lakeplan.lakeplan_merge_session_options(target, plan.group.write_options) if merges
+    {%- set options = lakeplan.lakeplan_merge_session_options(target, plan.group.write_options, staging) if merges
         else plan.group.write_options -%}
     {%- set write_sql -%}
         {{ lakeplan.lakeplan_statement_options(options, plan.options_origin) }}
@@ -103,7 +140,6 @@
             {{ lakeplan.lakeplan_partial_update_overwrite_sql(into or target, source, plan, spec) }}
         {%- endif -%}
     {%- endset -%}
-    {%- call statement(statement_name) -%}{{ write_sql }}{%- endcall -%}
     {{ return(write_sql) }}
 {% endmacro %}
 
@@ -163,8 +199,8 @@
 {% endmacro %}
 
 {#- Under `remove_record`, this run's deletes of sequenced changelog members are recorded as tombstones before any
-    group writes (macros/tombstones/); the relation of the side table, or none. -#}
-{% macro lakeplan_partial_update_tombstones(relation, plans, spec, creates) %}
+    group writes (macros/tombstones/); the relation of the side table, or none. `record=false` only counts them. -#}
+{% macro lakeplan_partial_update_tombstones(relation, plans, spec, creates, record=true) %}
     {%- set deletes = [] -%}
     {%- set keys, present = [], [] -%}
     {%- for column in spec.columns if column.name | lower in spec.unique_key | map('lower') | list -%}
@@ -182,7 +218,7 @@
     {%- endfor -%}
     {%- if not deletes -%}{{ return(none) }}{%- endif -%}
     {{ return(lakeplan.lakeplan_write_tombstones(
-        relation, deletes | join('\nunion all\n'), spec.unique_key, creates)) }}
+        relation, deletes | join('\nunion all\n'), spec.unique_key, creates, record)) }}
 {% endmacro %}
 
 {#- Of the CTEs dbt compiled into this target (every member and the ephemeral models they read), those one
