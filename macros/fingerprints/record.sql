@@ -33,11 +33,9 @@
     }) }}
 {% endmacro %}
 
-{#- Records the current logic in an existing table: a metadata change, no snapshot. A partial-update target
-    first gets the columns it newly declares (a new member's), so its write can fill them. -#}
+{#- Records the current logic in an existing table: a metadata change, no snapshot. -#}
 {% macro lakeplan_record_state(verdict) %}
     {%- set node, relation = verdict.node, verdict.relation -%}
-    {%- do lakeplan.lakeplan_add_declared_columns(verdict) -%}
     {%- set properties = lakeplan.lakeplan_fingerprint_properties(node) -%}
     {%- if verdict.action == 'accept' -%}
         {%- do properties.update({
@@ -56,22 +54,6 @@
         {%- do pairs.append(lakeplan.lakeplan_string_literal(key) ~ ' = ' ~ lakeplan.lakeplan_string_literal(value)) -%}
     {%- endfor -%}
     {{ return(pairs | join(', ')) }}
-{% endmacro %}
-
-{#- A partial-update target's columns that its YAML newly declares (a new member's), added to its table so the
-    write can fill them; a schema change only, which a failed write leaves harmless (the columns stay NULL). -#}
-{% macro lakeplan_add_declared_columns(verdict) %}
-    {%- set node, relation = verdict.node, verdict.relation -%}
-    {%- if node.config.materialized == 'partial_update' -%}
-        {%- set existing = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
-        {%- set additions = [] -%}
-        {%- for column in node.columns.values() if column.name | lower not in existing -%}
-            {%- do additions.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
-        {%- endfor -%}
-        {%- if additions -%}
-            {%- do run_query('alter table ' ~ relation ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
-        {%- endif -%}
-    {%- endif -%}
 {% endmacro %}
 
 {#- After an upsert's or a partial-update target's write: accepted logic, and new parts (members, columns) its

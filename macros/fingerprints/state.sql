@@ -17,7 +17,6 @@
     {%- elif verdict.action in ['accept', 'evolve'] -%}
         {#- lakeplan's materializations record after their write (lakeplan_record_state_after_write), so a failed
             write records nothing; dbt-spark's incremental has no such step, so its accepted logic is recorded now -#}
-        {%- do lakeplan.lakeplan_add_declared_columns(verdict) -%}
         {%- if verdict.action == 'accept' and model.config.materialized == 'incremental' -%}
             {%- do lakeplan.lakeplan_record_state(verdict) -%}
         {%- endif -%}

@@ -39,7 +39,7 @@
     {%- if not record -%}
     {%- elif existing is none -%}
         {%- do lakeplan.lakeplan_execute('create or replace table ' ~ tombstones ~ ' using iceberg as ' ~ latest
-            if new > 0 else 'drop table if exists ' ~ tombstones) -%}
+            if new > 0 else 'drop table if exists ' ~ tombstones ~ ' purge') -%}
     {%- elif new > 0 or expiring > 0 -%}
         {%- call statement('tombstones') -%}
             merge into {{ tombstones }} as lakeplan_tombstone

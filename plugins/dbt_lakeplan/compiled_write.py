@@ -6,12 +6,17 @@ is not there yet. The compile command's runner (not `run`, which builds the writ
 runs a query) renders the write once the members are compiled in, as dbt's `show` renders its query: one
 macro, `lakeplan_partial_update_compiled`, in the node's context. dbt prints it and writes it to
 target/compiled/. While a member cannot be read yet (a table it reads is not built), the target's own SQL stays,
-under a comment that says why; lakeplan's checks of the members still fail the compile.
+under a comment that says why; any other error (lakeplan's checks of the members, a refused setting) fails the
+compile as it would fail the run.
 """
 
 from __future__ import annotations
 
+import re
+
 MACRO = "lakeplan_partial_update_compiled"
+# what Spark says of a table or schema a member reads that is not built yet; any other error fails the compile
+NOT_BUILT = re.compile(r"\[(?:TABLE_OR_VIEW|SCHEMA)_NOT_FOUND\]")
 
 
 def _with_compiled_write(execute):
@@ -24,9 +29,9 @@ def _with_compiled_write(execute):
             context = generate_runtime_model_context(compiled_node, self.config, manifest)
             try:  # not through adapter.execute_macro: dbt-spark's handler there turns every error into a runtime one
                 sql = context["lakeplan"][MACRO]()
-            except CompilationError:
-                raise
-            except DbtRuntimeError as error:  # Spark cannot read a member yet
+            except DbtRuntimeError as error:
+                if isinstance(error, CompilationError) or not NOT_BUILT.search(str(error.msg)):
+                    raise
                 sql = "-- lakeplan shows the write once every member can be read: {}\n{}".format(
                     " ".join(str(error.msg).split()), compiled_node.compiled_code)
             compiled_node.compiled_code = sql

@@ -1,7 +1,9 @@
 """`dbt compile` of a partial-update target shows the write `dbt run` sends: one statement per write group, each
 column group's collapse strategy named, built from the members' real columns; compiling writes nothing."""
 
-from tests.conftest import snapshots
+from pathlib import Path
+
+from tests.conftest import snapshots, write_files
 from tests.integration.test_partial_update import REUSE, member, target_yml
 
 HEADER = "-- `dbt run` of `wide` would send these statements now"
@@ -15,6 +17,9 @@ def test_compile_shows_the_statements_the_run_sends_and_writes_nothing(make_proj
     project = make_project("compiled", REUSE)
     project.run("seed")
     project.run("run", "--select", "wide")
+    # the first run of three groups wrote a staging copy, dropped with its files
+    warehouse = spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")
+    assert not [f for f in (Path(warehouse) / "lakeplan_compiled.db").rglob("*") if "staging" in str(f) and f.is_file()]
     before = {table: snapshots(spark, f"lakeplan_compiled.{table}") for table in ("wide", "wide__lakeplan_tombstones")}
     listed = tables(spark, "lakeplan_compiled")
 
@@ -57,6 +62,28 @@ def test_compile_of_a_first_run_shows_the_table_created(make_project, spark):
     assert not spark.catalog.databaseExists("lakeplan_compiled_create")  # compiling created nothing
 
 
+def test_a_newly_declared_column_is_added_by_a_statement_compile_shows(make_project, spark):
+    files = {
+        "models/slim.sql": "{{ partial_update_target() }}",
+        "models/slim.yml": target_yml("slim", {"id": "bigint", "a": "int"}),
+        "models/slim_a.sql": member("slim", "select cast(1 as bigint) as id, 10 as a"),
+    }
+    project = make_project("compiled_evolve", files)
+    project.run("run")
+    write_files(project.path, {  # a new member and its column: the table keeps its rows and gains the column
+        "models/slim.yml": target_yml("slim", {"id": "bigint", "a": "int", "b": "string"}),
+        "models/slim_b.sql": member("slim", "select cast(1 as bigint) as id, 'x' as b"),
+    })
+    compiled = project.run("compile", "--select", "slim").result.results[0].node.compiled_code
+    assert "alter table lakeplan_compiled_evolve.slim add columns (`b` string);\n\n-- write group 1 of 1" in compiled
+    assert [c.name for c in spark.table("lakeplan_compiled_evolve.slim").schema] == ["id", "a"]  # not yet
+
+    project.run("run")
+    executed = next((project.path / "target" / "run").rglob("slim.sql")).read_text()
+    assert compiled.endswith("\n" + executed)
+    assert spark.sql("select * from lakeplan_compiled_evolve.slim").collect() == [(1, 10, "x")]
+
+
 def test_compile_before_a_member_can_be_read_says_why_and_a_members_mistake_fails_it(make_project, spark):
     project = make_project("compiled_unbuilt", {
         "models/base.sql": "select cast(1 as bigint) as id, 10 as a",
@@ -66,6 +93,10 @@ def test_compile_before_a_member_can_be_read_says_why_and_a_members_mistake_fail
         "models/bad.sql": "{{ partial_update_target() }}",
         "models/bad.yml": target_yml("bad", {"id": "bigint", "a": "int"}),
         "models/bad_z.sql": member("bad", "select cast(1 as bigint) as id, 5 as z"),
+        "models/refused.sql": "{{ partial_update_target() }}",
+        "models/refused.yml": target_yml("refused", {"id": "bigint", "a": "int"}),
+        "models/refused_a.sql": member("refused", "select cast(1 as bigint) as id, 5 as a",
+                                       write_options={"spark.sql.shuffle.partitions": "abc"}),
     })
     # `base` is not built yet: the target's own query stays, under the reason
     compiled = project.run("compile", "--select", "slim").result.results[0].node.compiled_code
@@ -76,3 +107,7 @@ def test_compile_before_a_member_can_be_read_says_why_and_a_members_mistake_fail
     # a member that does not fit its target fails the compile, as it would fail the run
     log = project.fail("compile", "--select", "bad")
     assert "Member `bad_z` selects `z`, which is not a column of partial-update target `bad`." in log
+    # so does a setting Spark refuses: it is no input that is not built yet
+    log = project.fail("compile", "--select", "refused")
+    assert "Spark refuses `spark.sql.shuffle.partitions: abc` (in the write_options of `refused_a`)" in log
+    assert "lakeplan shows the write once" not in log

@@ -53,21 +53,34 @@
     {%- set target, plans, spec, creates = prepared.relation, prepared.plans, prepared.spec, prepared.creates -%}
     {%- set tombstones = lakeplan.lakeplan_partial_update_tombstones(target, plans, spec, creates, record) -%}
     {%- do spec.update({'tombstones': tombstones}) -%}
+    {%- set steps = [] -%}
+    {#- the columns the YAML newly declares (a new member's): a change of the table's schema, not of its rows, so
+        it is made first, on the table itself, and stays (NULL) if the write then fails -#}
+    {%- set present = [] if creates
+        else adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | list -%}
+    {%- set additions = [] -%}
+    {%- for column in spec.columns if present and column.name | lower not in present -%}
+        {%- do additions.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
+    {%- endfor -%}
+    {%- if additions -%}
+        {%- set added = 'alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')' -%}
+        {%- do steps.append({'name': none, 'sql': added}) -%}
+    {%- endif -%}
     {%- if plans | length == 1 -%}
-        {{ return([{'name': 'main', 'label': lakeplan.lakeplan_partial_update_group_label(plans, 0),
-                    'sql': lakeplan.lakeplan_partial_update_write_sql(target, plans[0], spec, creates)}]) }}
+        {%- do steps.append({'name': 'main', 'label': lakeplan.lakeplan_partial_update_group_label(plans, 0),
+            'sql': lakeplan.lakeplan_partial_update_write_sql(target, plans[0], spec, creates)}) -%}
+        {{ return(steps) }}
     {%- endif -%}
     {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
     {#- a copy a failed run left is replaced, or removed, by the next run of the target -#}
     {%- set drop_branch = 'alter table ' ~ target ~ ' drop branch if exists lakeplan_write' -%}
-    {%- set steps = [] -%}
     {%- if creates -%}
         {%- set copy = staging -%}
         {%- set publish = lakeplan.lakeplan_partial_update_create_sql(target, 'select * from ' ~ copy) -%}
-        {%- set cleanup = ['drop table ' ~ copy] + ([drop_branch] if load_relation(target) else []) -%}
+        {%- set cleanup = ['drop table ' ~ copy ~ ' purge'] + ([drop_branch] if load_relation(target) else []) -%}
     {%- else -%}
         {%- set branch = 'alter table ' ~ target ~ ' create or replace branch lakeplan_write' -%}
-        {%- for statement in (['drop table ' ~ staging] if load_relation(staging) else []) + [branch] -%}
+        {%- for statement in (['drop table ' ~ staging ~ ' purge'] if load_relation(staging) else []) + [branch] -%}
             {%- do steps.append({'name': none, 'sql': statement}) -%}
         {%- endfor -%}
         {%- set copy = target ~ '.branch_lakeplan_write' -%}
