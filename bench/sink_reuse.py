@@ -135,7 +135,6 @@ def bare_statement(spark, statement: str, members: int, keys: int, phase: int) -
     for m in range(members):
         spark.sql(f"create or replace temporary view wide__lakeplan_member_member_{m:02d} as "
                   + member_query(m, keys, str(phase)))  # fmt: skip
-    statement = re.sub(r"\A-- write group [^\n]*\n", "", statement)  # target/run/'s label, before its settings header
     return re.sub(rf"\b{SCHEMA}\.wide\b", TABLES["bare"], statement)
 
 

@@ -38,6 +38,8 @@ SQLSTATE = re.compile(r"\s*SQLSTATE: \w+\s*$")
 DBT_HEADING = re.compile(r"^(?:\s*Runtime Error[ \t]*\n)+")
 # an analysis error's sentence, then the plan Spark appends to it (tens of lines)
 ANALYSIS_PLAN = re.compile(r"^\s*(\[[A-Z_.]+\][^\n]*?);?\s*\n.*", re.DOTALL)
+# the line naming a partial-update write's group and members (macros/materializations/partial_update/plan.sql)
+WRITE_GROUP = re.compile(r"^-- write group \d+ of \d+ of (`[^`\n]*`): ([^\n]*)$", re.MULTILINE)
 
 
 def with_table_format(information: str) -> str:
@@ -64,6 +66,18 @@ def condensed(message: str) -> str:
     return sentence or message
 
 
+def about_the_write(sentence: str, sql: str) -> str:
+    """Spark's sentence, and what it means for a partial-update write where Spark names lakeplan's expressions, not
+    the member's: a non-deterministic member query (rand(), uuid(), reflect()) fails the write's MERGE."""
+    group = WRITE_GROUP.search(sql)
+    if group is None or not sentence.startswith("[INVALID_NON_DETERMINISTIC_EXPRESSIONS]"):
+        return sentence
+    target, members = group.groups()
+    return (f"A member of {target} ({members}) computes a value that differs on every evaluation (such as rand(), "
+            f"uuid() or reflect()), which a MERGE cannot take; {target} is unchanged. Fix: compute that value upstream, "
+            f"in a table model the member reads. (Spark: {sentence})")
+
+
 def quote(identifier: object) -> str:
     """A Spark identifier for any name: backticks around it, a backtick inside doubled. Like dbt-spark's own
     quote, it takes any value (Spark's `database` is None, which dbt's adapter tests quote)."""
@@ -82,12 +96,12 @@ def _condense_errors(handler):
             with lock(), handler(self, sql), _statement_options(self, options, origin):
                 yield
         except DbtRuntimeError as error:
-            sentence = condensed(error.msg)
+            sentence = about_the_write(condensed(error.msg), sql)
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
         except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
-            raise DbtRuntimeError(condensed(str(error))) from error
+            raise DbtRuntimeError(about_the_write(condensed(str(error)), sql)) from error
 
     exception_handler.lakeplan = True
     return exception_handler

@@ -28,7 +28,7 @@ def test_compile_shows_the_statements_the_run_sends_and_writes_nothing(make_proj
     assert compiled.startswith(HEADER) and "the run records this run's deletes in lakeplan_compiled.wide__lakeplan_tombstones" in compiled
     # three groups (plain members, the one with write options, the changelog), written together through a branch
     for group, members in enumerate(["`wide_a`, `wide_b_int`, `wide_c_renamed`", "`wide_d_options`", "`wide_e_cdc`"], 1):
-        assert f"-- write group {group} of 3: {members}\n" in compiled
+        assert f"-- write group {group} of 3 of `wide`: {members}\n" in compiled
     assert compiled.count("merge into lakeplan_compiled.wide.branch_lakeplan_write as lakeplan_table") == 3
     assert "/* collapse column by column" in compiled
     assert "call system.fast_forward('lakeplan_compiled.wide', 'main', 'lakeplan_write')" in compiled
@@ -57,7 +57,7 @@ def test_compile_of_a_first_run_shows_the_table_created(make_project, spark):
         "models/slim_c.sql": member("slim", "select cast(1 as bigint) as id, 'y' as c"),
     })
     compiled = project.run("compile", "--select", "slim").result.results[0].node.compiled_code
-    assert "-- write group 1 of 1: `slim_ab`, `slim_c`\n" in compiled
+    assert "-- write group 1 of 1 of `slim`: `slim_ab`, `slim_c`\n" in compiled
     assert "create or replace table lakeplan_compiled_create.slim" in compiled and "merge into" not in compiled
     assert not spark.catalog.databaseExists("lakeplan_compiled_create")  # compiling created nothing
 
@@ -75,7 +75,8 @@ def test_a_newly_declared_column_is_added_by_a_statement_compile_shows(make_proj
         "models/slim_b.sql": member("slim", "select cast(1 as bigint) as id, 'x' as b"),
     })
     compiled = project.run("compile", "--select", "slim").result.results[0].node.compiled_code
-    assert "alter table lakeplan_compiled_evolve.slim add columns (`b` string);\n\n-- write group 1 of 1" in compiled
+    added = compiled.index("\nalter table lakeplan_compiled_evolve.slim add columns (`b` string);\n")
+    assert added < compiled.index("-- write group 1 of 1 of `slim`: `slim_a`, `slim_b`\nmerge into")  # first
     assert [c.name for c in spark.table("lakeplan_compiled_evolve.slim").schema] == ["id", "a"]  # not yet
 
     project.run("run")

@@ -20,5 +20,5 @@ def test_integration_tests_project_builds_with_lakeplan_as_a_package(spark):
     assert spark.sql("select count(*) from lakeplan_integration.account_status").first()[0] == 30
     # `dbt compile` shows the target's write, rendered by the package's macros
     compiled = project.run("compile", "--select", "account_wide").result.results[0].node.compiled_code
-    assert "-- write group 1 of 1: " in compiled and "merge into lakeplan_integration.account_wide" in compiled
+    assert "-- write group 1 of 1 of `account_wide`: " in compiled and "merge into lakeplan_integration.account_wide" in compiled
     assert snapshots(spark, "lakeplan_integration.account_wide") == 1

@@ -3,6 +3,7 @@ anything is written; none passes silently or as a Python traceback."""
 
 import pytest
 
+from tests.conftest import snapshots
 from tests.integration.test_partial_update import member, target_yml
 
 TARGET = {
@@ -167,3 +168,21 @@ def test_bad_rows_stop_the_write(data_errors, spark, target):
 def test_null_key_in_a_changelog_stops_the_upsert(data_errors):
     log = data_errors.fail("run", "--select", "upsert_null_key")
     assert "NULL primary key (id) in model `upsert_null_key` (op column `_op`)" in log
+
+
+def test_a_non_deterministic_member_is_named_when_the_merge_refuses_it(make_project, spark):
+    # A first run creates the table (one CREATE TABLE AS SELECT, which takes rand()); the MERGE of the next refuses
+    # it, and Spark's own sentence names lakeplan's join condition, not the member.
+    project = make_project("pu_random", {
+        "models/scored.sql": "{{ partial_update_target() }}",
+        "models/scored.yml": target_yml("scored", {"id": "bigint", "a": "int", "r": "double"}),
+        "models/scored_a.sql": member("scored", "select cast(1 as bigint) as id, 10 as a"),
+        "models/scored_r.sql": member("scored", "select cast(1 as bigint) as id, rand() as r"),
+    })
+    project.run("run")
+    before = snapshots(spark, "lakeplan_pu_random.scored")
+    log = project.fail("run")
+    assert ("A member of `scored` (`scored_a`, `scored_r`) computes a value that differs on every evaluation "
+            "(such as rand(), uuid() or reflect()), which a MERGE cannot take; `scored` is unchanged. Fix: compute "
+            "that value upstream, in a table model the member reads.") in log
+    assert snapshots(spark, "lakeplan_pu_random.scored") == before

@@ -1,6 +1,6 @@
 """lakeplan's fixes to dbt-spark's adapter: quoting, an existing table's format, and errors without the Java stack."""
 
-from dbt_lakeplan.spark_adapter import condensed, quote, with_table_format
+from dbt_lakeplan.spark_adapter import about_the_write, condensed, quote, with_table_format
 
 ICEBERG = "Type: EXTERNAL\nProvider: hive\nTable Properties: [current-snapshot-id=1, table_type=ICEBERG]\n"
 
@@ -73,3 +73,22 @@ Caused by: org.apache.spark.SparkException: Job 75 cancelled as part of cancella
 
 def test_a_wrapper_without_its_own_sentence_shows_the_deepest_cause():
     assert condensed(CANCELLED) == "Job 75 cancelled as part of cancellation of all jobs"
+
+
+NON_DETERMINISTIC = ('[INVALID_NON_DETERMINISTIC_EXPRESSIONS] The operator expects a deterministic expression, but '
+                     'the actual expression is "(id = id)", "exists(id)".; line 3 pos 0')
+
+
+def test_a_non_deterministic_member_is_named_by_its_writes_group():
+    sql = ('-- lakeplan session options: {"a": "1"}\n-- write group 2 of 3 of `wide`: `m_rand`, `m_b`\n'
+           "merge into wide as lakeplan_table using (...)")
+    message = about_the_write(NON_DETERMINISTIC, sql)
+    assert message.startswith("A member of `wide` (`m_rand`, `m_b`) computes a value that differs on every evaluation")
+    assert "Fix: compute that value upstream, in a table model the member reads." in message
+    assert message.endswith(f"(Spark: {NON_DETERMINISTIC})")
+
+
+def test_other_errors_and_other_statements_keep_sparks_sentence():
+    assert about_the_write(NON_DETERMINISTIC, "merge into t using s on t.id = s.id") == NON_DETERMINISTIC
+    sql = "-- write group 1 of 1 of `wide`: `m`\nmerge into wide"
+    assert about_the_write("[CAST_INVALID_INPUT] The value 'x' ...", sql) == "[CAST_INVALID_INPUT] The value 'x' ..."

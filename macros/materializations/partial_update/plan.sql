@@ -67,8 +67,8 @@
         {%- do steps.append({'name': none, 'sql': added}) -%}
     {%- endif -%}
     {%- if plans | length == 1 -%}
-        {%- do steps.append({'name': 'main', 'label': lakeplan.lakeplan_partial_update_group_label(plans, 0),
-            'sql': lakeplan.lakeplan_partial_update_write_sql(target, plans[0], spec, creates)}) -%}
+        {%- do steps.append({'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
+            target, plans, 0, spec, creates)}) -%}
         {{ return(steps) }}
     {%- endif -%}
     {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
@@ -89,32 +89,28 @@
         {%- set cleanup = [drop_branch] -%}
     {%- endif -%}
     {%- for plan in plans -%}
-        {%- do steps.append({'name': 'write_group_' ~ loop.index,
-            'label': lakeplan.lakeplan_partial_update_group_label(plans, loop.index0), 'sql':
-            lakeplan.lakeplan_partial_update_write_sql(copy, plan, spec, loop.first, staging=true) if creates
-            else lakeplan.lakeplan_partial_update_write_sql(target, plan, spec, false, into=copy)}) -%}
+        {%- do steps.append({'name': 'write_group_' ~ loop.index, 'sql':
+            lakeplan.lakeplan_partial_update_write_sql(copy, plans, loop.index0, spec, loop.first, staging=true)
+            if creates else lakeplan.lakeplan_partial_update_write_sql(target, plans, loop.index0, spec, false, into=copy)}) -%}
     {%- endfor -%}
     {%- do steps.append({'name': 'main', 'sql': publish}) -%}
     {%- for statement in cleanup -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {{ return(steps) }}
 {% endmacro %}
 
-{#- Which write group a statement writes, for a reader of target/run/ and of `dbt compile`. -#}
-{% macro lakeplan_partial_update_group_label(plans, index) %}
-    {%- set plan = plans[index] -%}
+{#- The comment line naming the write group a statement writes, after its settings header: for a reader of
+    target/run/ and of `dbt compile`, and for an error Spark raises about the members' query
+    (plugins/dbt_lakeplan/spark_adapter.py reads it: `-- write group <i> of <n> of `<target>`: `<member>`, …`). -#}
+{% macro lakeplan_partial_update_group_label(plans, index, spec) %}
     {%- set names = [] -%}
-    {%- for member in plan.members -%}{%- do names.append('`' ~ member.config.name ~ '`') -%}{%- endfor -%}
-    {{ return('write group ' ~ (index + 1) ~ ' of ' ~ plans | length ~ ': ' ~ names | join(', ')) }}
+    {%- for member in plans[index].members -%}{%- do names.append('`' ~ member.config.name ~ '`') -%}{%- endfor -%}
+    {{ return('-- write group ' ~ (index + 1) ~ ' of ' ~ plans | length ~ ' of `' ~ spec.model ~ '`: '
+        ~ names | join(', ') ~ '\n') }}
 {% endmacro %}
 
-{#- The statements as one script, each group's under a comment naming its members: what target/run/ keeps and
-    `dbt compile` shows. (A statement's own first line may be its settings header, so the label is not sent.) -#}
+{#- The statements as one script: what target/run/ keeps and `dbt compile` shows. -#}
 {% macro lakeplan_partial_update_script(steps) %}
-    {%- set parts = [] -%}
-    {%- for step in steps -%}
-        {%- do parts.append(('-- ' ~ step.label ~ '\n' if step.label else '') ~ step.sql | trim) -%}
-    {%- endfor -%}
-    {{ return(parts | join(';\n\n')) }}
+    {{ return(steps | map(attribute='sql') | map('trim') | join(';\n\n')) }}
 {% endmacro %}
 
 {#- Runs lakeplan_partial_update_steps in order; a failure stops the rest. -#}
@@ -128,13 +124,14 @@
     {%- endfor -%}
 {% endmacro %}
 
-{#- One group's write: one MERGE (or INSERT OVERWRITE) under the group's `write_options`. It
+{#- The write of group `index` of `plans`: one MERGE (or INSERT OVERWRITE) under the group's `write_options`. It
     reads the collapsed rows as a subquery, not through a temp view of them: Spark keeps a temp view as SQL text
     and analyses it again in the MERGE, which at 100+ columns costs seconds. `creates`: the table is created by
     this write (first run, --full-refresh), in one atomic CREATE TABLE AS SELECT, so a write that fails leaves no
     table, or the table as it was; a `staging` table is created without the target's location and properties.
     `into`: where the rows go when not `target` itself (a branch of it). -#}
-{% macro lakeplan_partial_update_write_sql(target, plan, spec, creates, staging=false, into=none) %}
+{% macro lakeplan_partial_update_write_sql(target, plans, index, spec, creates, staging=false, into=none) %}
+    {%- set plan = plans[index] -%}
     {%- set layout = lakeplan.lakeplan_partial_update_layout(plan, spec) -%}
     {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(plan, spec, layout) -%}
     {#- a shuffled collapse is distributed on the key into `parallelism` partitions already -#}
@@ -145,6 +142,7 @@
         else plan.group.write_options -%}
     {%- set write_sql -%}
         {{ lakeplan.lakeplan_statement_options(options, plan.options_origin) }}
+        {{- lakeplan.lakeplan_partial_update_group_label(plans, index, spec) }}
         {%- if creates -%}
             {{ lakeplan.lakeplan_partial_update_create_sql(target, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec), staging) }}
         {%- elif merges -%}
