@@ -18,5 +18,15 @@ mkdir -p "$dest"
 (cd "$repo" && git ls-files --cached --others --exclude-standard | grep -Ev "$EXAMPLE" |
   while read -r file; do [ -f "$file" ] && printf '%s\n' "$file"; done | tar -cf - -T -) | tar -xf - -C "$dest"
 mkdir -p "$dest/seeds" "$dest/snapshots"
+# The template's README stays (features, settings, docs), under a note on what this project does not have.
+readme=$(cat "$dest/README.md")
+cat > "$dest/README.md" <<'NOTE'
+> **Started from the lakeplan template (`make new-project`), without its TPC-H example.** `make run` builds the
+> models in `models/` (at first only the changelog example in `models/staging/cdc/`), `make test` runs the tests
+> and the linter. Where this README names TPC-H, `customer_360`, `make bench` or `bench/`, it describes the
+> template's example, which is not here. Add your own models to `models/`; `docs/` explains each feature.
+
+NOTE
+printf '%s\n' "$readme" >> "$dest/README.md"
 git -C "$dest" init -q
 printf 'lakeplan new-project: %s is ready (no TPC-H example); cd there and run `make run` or `make test`.\n' "$dest"

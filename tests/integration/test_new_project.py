@@ -18,6 +18,9 @@ def test_a_new_project_has_no_example_and_builds(tmp_path, spark, monkeypatch):
     subprocess.run([str(REPO / "scripts" / "new_project.sh"), str(new)], check=True)
     assert [path for path in KEPT if not (new / path).exists()] == []
     assert [path for path in REMOVED if (new / path).exists()] == []
+    readme = (new / "README.md").read_text()
+    assert readme.startswith("> **Started from the lakeplan template (`make new-project`), without its TPC-H example.**")
+    assert readme.endswith((REPO / "README.md").read_text())  # the template's README follows, whole
     needs_example = re.compile(r"def test_\w+\([^)]*\b(built|example)\b")
     assert [test.name for test in (new / "tests").rglob("test_*.py") if needs_example.search(test.read_text())] == []
     monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan_new_project")
