@@ -95,8 +95,9 @@ def test_compile_before_a_member_can_be_read_says_why_and_a_members_mistake_fail
         "models/bad.yml": target_yml("bad", {"id": "bigint", "a": "int"}),
         "models/bad_z.sql": member("bad", "select cast(1 as bigint) as id, 5 as z"),
         "models/refused.sql": "{{ partial_update_target() }}",
-        "models/refused.yml": target_yml("refused", {"id": "bigint", "a": "int"}),
-        "models/refused_a.sql": member("refused", "select cast(1 as bigint) as id, 5 as a",
+        "models/refused.yml": target_yml("refused", {"id": "bigint", "a": "int", "b": "int"}),
+        "models/refused_a.sql": member("refused", "select id, a from {{ ref('base') }}"),
+        "models/refused_b.sql": member("refused", "select id, a as b from {{ ref('base') }}",
                                        write_options={"spark.sql.shuffle.partitions": "abc"}),
     })
     # `base` is not built yet: the target's own query stays, under the reason
@@ -108,7 +109,7 @@ def test_compile_before_a_member_can_be_read_says_why_and_a_members_mistake_fail
     # a member that does not fit its target fails the compile, as it would fail the run
     log = project.fail("compile", "--select", "bad")
     assert "Member `bad_z` selects `z`, which is not a column of partial-update target `bad`." in log
-    # so does a setting Spark refuses: it is no input that is not built yet
+    # so does a setting Spark refuses, also while its member's input is not built
     log = project.fail("compile", "--select", "refused")
-    assert "Spark refuses `spark.sql.shuffle.partitions: abc` (in the write_options of `refused_a`)" in log
+    assert "Spark refuses `spark.sql.shuffle.partitions: abc` (in the write_options of `refused_b`)" in log
     assert "lakeplan shows the write once" not in log

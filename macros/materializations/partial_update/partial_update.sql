@@ -4,12 +4,6 @@
 {% materialization partial_update, adapter='spark' %}
     {%- set prepared = lakeplan.lakeplan_partial_update_prepare() -%}
     {%- set target_relation = prepared.relation -%}
-    {#- Spark checks a setting's value when it is set: every group's options, around a no-op, before the first
-        group writes -#}
-    {%- for plan in prepared.plans if plan.group.write_options -%}
-        {%- set header = lakeplan.lakeplan_statement_options(plan.group.write_options, plan.options_origin) -%}
-        {%- do run_query(header ~ 'select 1') -%}
-    {%- endfor -%}
 
     {{ run_hooks(pre_hooks) }}
 
@@ -33,6 +27,12 @@
     (first run, --full-refresh, or a view in its place). -#}
 {% macro lakeplan_partial_update_prepare() %}
     {%- set spec = lakeplan.lakeplan_validate_get_partial_update_spec() -%}
+    {#- Spark checks a setting's value when it is set: every group's options, around a no-op, before anything
+        reads a member (whose input may not be built yet, at compile time) or writes -#}
+    {%- for group in spec.groups if group.write_options -%}
+        {%- set origin = lakeplan.lakeplan_write_options_origin(group) -%}
+        {%- do run_query(lakeplan.lakeplan_statement_options(group.write_options, origin) ~ 'select 1') -%}
+    {%- endfor -%}
     {%- set existing = load_relation(this) -%}
     {%- set plans = [] -%}
     {%- for group in spec.groups -%}
