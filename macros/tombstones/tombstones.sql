@@ -36,7 +36,7 @@
         ~ tombstones ~ ')' if existing else '0, 0' -%}
     {%- set counts = run_query('select (select count(*) from (' ~ latest ~ ')), ' ~ stored).rows[0] -%}
     {%- set new, expiring, kept = counts[0], counts[1], counts[2] - counts[1] -%}
-    {%- if not record -%}
+    {%- if not record -%}{#- counted only (`dbt compile`) -#}
     {%- elif existing is none -%}
         {%- do lakeplan.lakeplan_execute('create or replace table ' ~ tombstones ~ ' using iceberg as ' ~ latest
             if new > 0 else 'drop table if exists ' ~ tombstones ~ ' purge') -%}

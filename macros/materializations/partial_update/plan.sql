@@ -53,48 +53,51 @@
     {%- set target, plans, spec, creates = prepared.relation, prepared.plans, prepared.spec, prepared.creates -%}
     {%- set tombstones = lakeplan.lakeplan_partial_update_tombstones(target, plans, spec, creates, record) -%}
     {%- do spec.update({'tombstones': tombstones}) -%}
-    {%- set steps = [] -%}
     {#- the columns the YAML newly declares (a new member's): a change of the table's schema, not of its rows, so
         it is made first, on the table itself, and stays (NULL) if the write then fails -#}
-    {%- set present = [] if creates
-        else adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | list -%}
-    {%- set additions = [] -%}
-    {%- for column in spec.columns if present and column.name | lower not in present -%}
-        {%- do additions.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
-    {%- endfor -%}
-    {%- if additions -%}
-        {%- set added = 'alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')' -%}
-        {%- do steps.append({'name': none, 'sql': added}) -%}
-    {%- endif -%}
-    {%- if plans | length == 1 -%}
-        {%- do steps.append({'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
-            target, plans, 0, spec, creates)}) -%}
-        {{ return(steps) }}
-    {%- endif -%}
-    {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
-    {#- a copy a failed run left is replaced, or removed, by the next run of the target -#}
-    {%- set drop_branch = 'alter table ' ~ target ~ ' drop branch if exists lakeplan_write' -%}
-    {%- if creates -%}
-        {%- set copy = staging -%}
-        {%- set publish = lakeplan.lakeplan_partial_update_create_sql(target, 'select * from ' ~ copy) -%}
-        {%- set cleanup = ['drop table ' ~ copy ~ ' purge'] + ([drop_branch] if load_relation(target) else []) -%}
-    {%- else -%}
-        {%- set branch = 'alter table ' ~ target ~ ' create or replace branch lakeplan_write' -%}
-        {%- for statement in (['drop table ' ~ staging ~ ' purge'] if load_relation(staging) else []) + [branch] -%}
-            {%- do steps.append({'name': none, 'sql': statement}) -%}
+    {%- set before = [] -%}
+    {%- if not creates -%}
+        {%- set present = adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | list -%}
+        {%- set additions = [] -%}
+        {%- for column in spec.columns if column.name | lower not in present -%}
+            {%- do additions.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
         {%- endfor -%}
-        {%- set copy = target ~ '.branch_lakeplan_write' -%}
-        {%- set publish = 'call system.fast_forward(' ~ lakeplan.lakeplan_string_literal(target | string)
-            ~ ", 'main', 'lakeplan_write')" -%}
-        {%- set cleanup = [drop_branch] -%}
+        {%- if additions -%}
+            {%- do before.append('alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
+        {%- endif -%}
     {%- endif -%}
-    {%- for plan in plans -%}
-        {%- do steps.append({'name': 'write_group_' ~ loop.index, 'sql':
-            lakeplan.lakeplan_partial_update_write_sql(copy, plans, loop.index0, spec, loop.first, staging=true)
-            if creates else lakeplan.lakeplan_partial_update_write_sql(target, plans, loop.index0, spec, false, into=copy)}) -%}
-    {%- endfor -%}
-    {%- do steps.append({'name': 'main', 'sql': publish}) -%}
-    {%- for statement in cleanup -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
+    {%- set after = [] -%}
+    {%- if plans | length == 1 -%}
+        {%- set writes = [{'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
+            target, plans[0], spec, creates, lakeplan.lakeplan_partial_update_group_label(plans, 0, spec))}] -%}
+    {%- else -%}
+        {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
+        {#- a copy a failed run left is replaced, or removed, by the next run of the target -#}
+        {%- set drop_branch = 'alter table ' ~ target ~ ' drop branch if exists lakeplan_write' -%}
+        {%- set writes = [] -%}
+        {%- for plan in plans -%}
+            {%- set label = lakeplan.lakeplan_partial_update_group_label(plans, loop.index0, spec) -%}
+            {%- do writes.append({'name': 'write_group_' ~ loop.index, 'sql':
+                lakeplan.lakeplan_partial_update_write_sql(staging, plan, spec, loop.first, label, staging=true)
+                if creates else lakeplan.lakeplan_partial_update_write_sql(
+                    target, plan, spec, false, label, into=target ~ '.branch_lakeplan_write')}) -%}
+        {%- endfor -%}
+        {%- if creates -%}
+            {%- do writes.append({'name': 'main',
+                'sql': lakeplan.lakeplan_partial_update_create_sql(target, 'select * from ' ~ staging)}) -%}
+            {%- do after.extend(['drop table ' ~ staging ~ ' purge'] + ([drop_branch] if load_relation(target) else [])) -%}
+        {%- else -%}
+            {%- do before.extend((['drop table ' ~ staging ~ ' purge'] if load_relation(staging) else [])
+                + ['alter table ' ~ target ~ ' create or replace branch lakeplan_write']) -%}
+            {%- do writes.append({'name': 'main', 'sql': 'call system.fast_forward('
+                ~ lakeplan.lakeplan_string_literal(target | string) ~ ", 'main', 'lakeplan_write')"}) -%}
+            {%- do after.append(drop_branch) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- set steps = [] -%}
+    {%- for statement in before -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
+    {%- do steps.extend(writes) -%}
+    {%- for statement in after -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {{ return(steps) }}
 {% endmacro %}
 
@@ -124,14 +127,13 @@
     {%- endfor -%}
 {% endmacro %}
 
-{#- The write of group `index` of `plans`: one MERGE (or INSERT OVERWRITE) under the group's `write_options`. It
-    reads the collapsed rows as a subquery, not through a temp view of them: Spark keeps a temp view as SQL text
+{#- One group's write: one MERGE (or INSERT OVERWRITE) under the group's `write_options`, then `label` (the line
+    naming its group). It reads the collapsed rows as a subquery, not through a temp view of them: Spark keeps a temp view as SQL text
     and analyses it again in the MERGE, which at 100+ columns costs seconds. `creates`: the table is created by
     this write (first run, --full-refresh), in one atomic CREATE TABLE AS SELECT, so a write that fails leaves no
     table, or the table as it was; a `staging` table is created without the target's location and properties.
     `into`: where the rows go when not `target` itself (a branch of it). -#}
-{% macro lakeplan_partial_update_write_sql(target, plans, index, spec, creates, staging=false, into=none) %}
-    {%- set plan = plans[index] -%}
+{% macro lakeplan_partial_update_write_sql(target, plan, spec, creates, label, staging=false, into=none) %}
     {%- set layout = lakeplan.lakeplan_partial_update_layout(plan, spec) -%}
     {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(plan, spec, layout) -%}
     {#- a shuffled collapse is distributed on the key into `parallelism` partitions already -#}
@@ -142,7 +144,7 @@
         else plan.group.write_options -%}
     {%- set write_sql -%}
         {{ lakeplan.lakeplan_statement_options(options, plan.options_origin) }}
-        {{- lakeplan.lakeplan_partial_update_group_label(plans, index, spec) }}
+        {{- label }}
         {%- if creates -%}
             {{ lakeplan.lakeplan_partial_update_create_sql(target, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec), staging) }}
         {%- elif merges -%}
