@@ -12,11 +12,9 @@ compile as it would fail the run.
 
 from __future__ import annotations
 
-import re
+from dbt_lakeplan.spark_adapter import NOT_BUILT
 
 MACRO = "lakeplan_partial_update_compiled"
-# what Spark says of a table or schema a member reads that is not built yet; any other error fails the compile
-NOT_BUILT = re.compile(r"\[(?:TABLE_OR_VIEW|SCHEMA)_NOT_FOUND\]")
 
 
 def _with_compiled_write(execute):

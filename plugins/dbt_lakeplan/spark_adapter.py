@@ -40,6 +40,12 @@ DBT_HEADING = re.compile(r"^(?:\s*Runtime Error[ \t]*\n)+")
 ANALYSIS_PLAN = re.compile(r"^\s*(\[[A-Z_.]+\][^\n]*?);?\s*\n.*", re.DOTALL)
 # the line naming a partial-update write's group and members (macros/materializations/partial_update/plan.sql)
 WRITE_GROUP = re.compile(r"^-- write group \d+ of \d+ of (`[^`\n]*`): ([^\n]*)$", re.MULTILINE)
+# the line naming the member whose query a partial-update write stages as a temp view (plan.sql)
+STAGED_MEMBER = re.compile(r"^\s*-- stage member (`[^`\n]*`) of (`[^`\n]*`)$", re.MULTILINE)
+# the class that opens Spark's sentence for an error in a query (and for many others)
+ERROR_CLASS = re.compile(r"\[[A-Z_.]+\]")
+# what Spark says of a table or schema a query reads that does not exist (a member's input not built yet)
+NOT_BUILT = re.compile(r"\[(?:TABLE_OR_VIEW|SCHEMA)_NOT_FOUND\]")
 
 
 def with_table_format(information: str) -> str:
@@ -67,8 +73,19 @@ def condensed(message: str) -> str:
 
 
 def about_the_write(sentence: str, sql: str) -> str:
-    """Spark's sentence, and what it means for a partial-update write where Spark names lakeplan's expressions, not
-    the member's: a non-deterministic member query (rand(), uuid(), reflect()) fails the write's MERGE."""
+    """Spark's sentence, and what it means for a partial-update write, whose statements hold lakeplan's expressions
+    around the members' queries: a member's query that Spark refuses when the write stages it (a table it reads
+    is not built yet, a column it names does not exist) is named; so is a non-deterministic member query (rand(),
+    uuid(), reflect()), which fails the write's MERGE."""
+    staged = STAGED_MEMBER.search(sql)
+    if staged is not None and ERROR_CLASS.match(sentence):  # Spark's analysis of the query, not e.g. a lost session
+        member, target = staged.groups()
+        if NOT_BUILT.search(sentence):
+            return (f"Member {member} of {target} reads a table or schema that does not exist; {target} is unchanged. "
+                    f"Fix: build what {member} reads first (`dbt run -s +{target.strip('`')}` builds {target} with "
+                    f"everything upstream of it), or correct the name in {member}. (Spark: {sentence})")
+        return (f"Member {member} of {target} has a query Spark cannot run; {target} is unchanged. Fix: correct the "
+                f"query of {member}. (Spark: {sentence})")
     group = WRITE_GROUP.search(sql)
     if group is None or not sentence.startswith("[INVALID_NON_DETERMINISTIC_EXPRESSIONS]"):
         return sentence

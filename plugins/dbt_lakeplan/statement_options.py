@@ -146,7 +146,7 @@ def applied(
     also when a setting or the block fails. `forced`: the settings the connection applies before each statement
     (dbt-spark session's `server_side_parameters`, shared by its cursors); an option overrides its key there
     for the block. A key Spark does not define, or a value it refuses, stops the block before it runs
-    (`Refused`, naming `origin`)."""
+    (`Refused`, naming `origin` and every setting Spark refuses, numbered when there are several)."""
 
     def execute(sql: str) -> Any:
         cursor = new_cursor()
@@ -159,10 +159,7 @@ def applied(
                 known = {row[0].lower(): row[0] for row in execute("set -v").fetchall()}
                 close = difflib.get_close_matches(key.lower(), known, n=1)
                 hint = f"; did you mean `{known[close[0]]}`?" if close else ""
-                raise Refused(
-                    f"Spark has no setting `{key}` (in {origin}){hint} Fix: correct the key, or remove it. "
-                    "Nothing was written."
-                )
+                raise Refused(f"Spark has no setting `{key}` (in {origin}){hint} Fix: correct the key, or remove it.")
         statement = f"reset {key}" if value is None else f"set {key}={spark_value(value)}"
         log(f"lakeplan: {statement} for this statement")
         try:
@@ -174,22 +171,28 @@ def applied(
                 if "Cannot modify the value of" in reason
                 else "give it a value Spark accepts, or remove it"
             )
-            raise Refused(
-                f"Spark refuses `{key}: {spark_value(value)}` (in {origin}): {reason} Fix: {fix}. Nothing was written."
-            ) from error
+            raise Refused(f"Spark refuses `{key}: {spark_value(value)}` (in {origin}): {reason} Fix: {fix}.") from error
 
     forced = {} if forced is None else forced
     overridden = {key: forced[key] for key in options if key in forced}
     previous: dict[str, str | None] = {}
     try:
         explicit = dict(execute("set").fetchall())  # the values set in this session, not the defaults
+        refused = []
         for key, value in options.items():
-            change(key, value)  # a refused setting changed nothing, so it has nothing to put back
+            try:
+                change(key, value)
+            except Refused as refusal:  # it changed nothing, so it has nothing to put back; the others are checked
+                refused.append(str(refusal))
+                continue
             previous[key] = explicit.get(key)
             if key in overridden:
                 del forced[key]
                 if value is not None:
                     forced[key] = spark_value(value)
+        if refused:
+            numbered = refused if len(refused) == 1 else [f"{n}. {r}" for n, r in enumerate(refused, 1)]
+            raise Refused(" ".join(numbered) + " Nothing was written.")
         yield
     finally:
         forced.update(overridden)

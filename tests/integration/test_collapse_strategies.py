@@ -66,7 +66,9 @@ def test_the_statement_names_each_column_groups_strategy(mixed):
     statement = (mixed.path / "target" / "run" / "lakeplan" / "models" / "wide.sql").read_text()
     assert "/* collapse packed: member `p_ab`, one row per key, one max() of a struct: a, b */" in statement
     assert "/* collapse packed: member `p_dgh`, one row per key, one first() of a struct: d, g, h, t */" in statement
-    assert "/* collapse column by column" in statement
+    # each column that is not packed says why: c and f are their member's only packable column, e has two writers
+    notes = re.findall(r"/\* collapse column by column \(([^)]*)\) \*/[^`]*(`\w+`)", statement)
+    assert notes == [("nothing to pack with", "`c`"), ("several writers", "`e`"), ("nothing to pack with", "`f`")]
     assert "max(lakeplan_pack_1) as lakeplan_pack_1" in statement and "first(lakeplan_pack_2, true)" in statement
 
 

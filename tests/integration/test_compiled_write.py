@@ -103,7 +103,9 @@ def test_compile_before_a_member_can_be_read_says_why_and_a_members_mistake_fail
     # `base` is not built yet: the target's own query stays, under the reason
     compiled = project.run("compile", "--select", "slim").result.results[0].node.compiled_code
     first, rest = compiled.split("\n", 1)
-    assert first.startswith("-- lakeplan shows the write once every member can be read: [TABLE_OR_VIEW_NOT_FOUND]")
+    assert first.startswith("-- lakeplan shows the write once every member can be read: Member `slim_a` of `slim` "
+                            "reads a table or schema that does not exist;")
+    assert "(Spark: [TABLE_OR_VIEW_NOT_FOUND]" in first
     assert "lakeplan_rows" in rest and "at org.apache" not in compiled
 
     # a member that does not fit its target fails the compile, as it would fail the run

@@ -186,3 +186,28 @@ def test_a_non_deterministic_member_is_named_when_the_merge_refuses_it(make_proj
             "(such as rand(), uuid() or reflect()), which a MERGE cannot take; `scored` is unchanged. Fix: compute "
             "that value upstream, in a table model the member reads.") in log
     assert snapshots(spark, "lakeplan_pu_random.scored") == before
+
+
+def test_a_member_spark_cannot_read_is_named_and_the_target_is_kept(make_project, spark):
+    # The write stages each member's query first; Spark's sentence there names a table or a column, not the member.
+    project = make_project("pu_unread", {
+        "models/base.sql": "select cast(1 as bigint) as id, 10 as a",
+        "models/kept.sql": "{{ partial_update_target() }}",
+        "models/kept.yml": target_yml("kept", {"id": "bigint", "a": "int", "b": "int"}),
+        "models/kept_a.sql": member("kept", "select id, a from {{ ref('base') }}"),
+        "models/kept_b.sql": member("kept", "select cast(1 as bigint) as id, 5 as b"),
+    })
+    project.run("run")
+    before = snapshots(spark, "lakeplan_pu_unread.kept")
+    spark.sql("drop table lakeplan_pu_unread.base")
+    log = project.fail("run", "--select", "kept")
+    assert ("Member `kept_a` of `kept` reads a table or schema that does not exist; `kept` is unchanged. Fix: build "
+            "what `kept_a` reads first (`dbt run -s +kept` builds `kept` with everything upstream of it), or correct "
+            "the name in `kept_a`. (Spark: [TABLE_OR_VIEW_NOT_FOUND]") in log
+    assert snapshots(spark, "lakeplan_pu_unread.kept") == before
+
+    (project.path / "models/kept_b.sql").write_text(member("kept", "select cast(1 as bigint) as id, zz as b"))
+    log = project.fail("run")  # `base` is built again first; `kept_b` names a column that does not exist
+    assert ("Member `kept_b` of `kept` has a query Spark cannot run; `kept` is unchanged. Fix: correct the query of "
+            "`kept_b`. (Spark: [UNRESOLVED_COLUMN") in log
+    assert snapshots(spark, "lakeplan_pu_unread.kept") == before

@@ -130,6 +130,28 @@ def test_a_static_spark_setting_is_refused_with_its_members_name(make_project, s
     assert not spark.catalog.tableExists("lakeplan_session_static.wide")
 
 
+def test_every_refused_setting_of_a_member_is_named_in_one_error(make_project, spark):
+    files = {
+        "models/wide.sql": "{{ partial_update_target() }}",
+        "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint"}),
+        "models/writer.sql": member("wide", "select id, id as a from range(0, 10)", write_options={
+            "spark.sql.shuffle.partition": 4, "spark.sql.ansi.enabled": "true",
+            "spark.sql.warehouse.dir": "/tmp/elsewhere"}),
+    }  # fmt: skip
+    project = make_project("session_refused_twice", files)
+    ansi = spark.conf.get("spark.sql.ansi.enabled")
+
+    log = project.fail("run")
+
+    assert "1. Spark has no setting `spark.sql.shuffle.partition` (in the write_options of `writer`); did you mean " \
+           "`spark.sql.shuffle.partitions`? Fix: correct the key, or remove it. 2. Spark refuses " \
+           "`spark.sql.warehouse.dir: /tmp/elsewhere` (in the write_options of `writer`): " in log
+    message = next(line for line in log.splitlines() if "1. Spark has no setting" in line)
+    assert message.count("Nothing was written.") == 1
+    assert spark.conf.get("spark.sql.ansi.enabled") == ansi  # the accepted setting is put back
+    assert not spark.catalog.tableExists("lakeplan_session_refused_twice.wide")
+
+
 def test_with_threads_the_settings_of_one_statement_reach_no_other(make_project, spark):
     # dbt threads share the Spark session: each target's write sleeps 2 s under its time zone, while the other
     # target and a plain model run beside it

@@ -92,3 +92,25 @@ def test_other_errors_and_other_statements_keep_sparks_sentence():
     assert about_the_write(NON_DETERMINISTIC, "merge into t using s on t.id = s.id") == NON_DETERMINISTIC
     sql = "-- write group 1 of 1 of `wide`: `m`\nmerge into wide"
     assert about_the_write("[CAST_INVALID_INPUT] The value 'x' ...", sql) == "[CAST_INVALID_INPUT] The value 'x' ..."
+
+
+STAGE = "-- lakeplan session options: {\"a\": \"1\"}\n            -- stage member `kept_a` of `kept`\ncreate or replace temporary view v as select 1"
+
+
+def test_a_member_whose_input_is_not_built_is_named_with_the_fix():
+    sentence = "[TABLE_OR_VIEW_NOT_FOUND] The table or view `base` cannot be found."
+    message = about_the_write(sentence, STAGE)
+    assert message.startswith("Member `kept_a` of `kept` reads a table or schema that does not exist; `kept` is unchanged.")
+    assert "Fix: build what `kept_a` reads first (`dbt run -s +kept` builds `kept` with everything upstream" in message
+    assert message.endswith(f"(Spark: {sentence})")
+    schema = "[SCHEMA_NOT_FOUND] The schema `raw` cannot be found."
+    assert about_the_write(schema, STAGE).startswith("Member `kept_a` of `kept` reads a table or schema")
+
+
+def test_any_other_refusal_of_a_members_query_names_the_member():
+    sentence = "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column or function parameter with name `zz` cannot be resolved."
+    message = about_the_write(sentence, STAGE)
+    assert message == (f"Member `kept_a` of `kept` has a query Spark cannot run; `kept` is unchanged. Fix: correct the "
+                       f"query of `kept_a`. (Spark: {sentence})")
+    # a failure that is not Spark's answer to the query keeps its own sentence
+    assert about_the_write("Connection reset by peer", STAGE) == "Connection reset by peer"

@@ -7,34 +7,43 @@
     per row instead of a typed NULL per column of every other member, one aggregate per member instead of one
     per column (max, or first where a field is a map), unpacked after the group-by. Every other column
     collapses column by column, also a member's single packable column and the columns of a group's only member
-    (no other member's NULLs to spare, so a struct gains nothing).
+    (no other member's NULLs to spare, so a struct gains nothing); `reasons` says why, for the statement's comments.
     Where every member sends at most one row per key, aggregating before the shuffle merges nothing (a
     member's rows sit in partitions of their own), and an aggregate over a struct (a pack) takes Spark onto
     sorting every row, there and again after the shuffle: the rows are then hash-distributed on the key first
     (`shuffled`), one shuffle and one sort (docs/benchmarks.md, section 1).
-    {packs: [{member, name, type, columns, aggregate}], packed: {column: field}, shuffled: bool}. -#}
+    {packs: [{member, name, type, columns, aggregate}], packed: {column: field}, shuffled: bool,
+    reasons: {column: why it collapses column by column}}. -#}
 {% macro lakeplan_partial_update_layout(plan, spec) %}
     {%- set as_is = ['last_non_null', 'first_non_null', 'max', 'min', 'sum', 'bool_or', 'bool_and'] -%}
     {%- set key_names = spec.unique_key | map('lower') | list -%}
     {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
     {%- set writes = [] -%}
     {%- for member in plan.members -%}{%- do writes.extend(member.written | map('lower')) -%}{%- endfor -%}
-    {%- set packs, packed = [], {} -%}
-    {%- set candidates = [] -%}
+    {%- set packs, packed, reasons, one_row = [], {}, {}, [] -%}
     {%- for member in plan.members -%}
-        {%- if plan.members | length > 1 and not removes and not member.config.sequence_by
-            and not member.config.op_column and lakeplan.lakeplan_partial_update_ordered_columns(member, spec) -%}
-            {%- do candidates.append((loop.index, member)) -%}
-        {%- endif -%}
-    {%- endfor -%}
-    {%- for position, member in candidates -%}
+        {%- set position = loop.index -%}
+        {%- set unpackable = 'the only member of its group' if plan.members | length == 1
+            else 'on_delete: remove_record' if removes
+            else 'ordered by sequence_by' if member.config.sequence_by
+            else 'a changelog member' if member.config.op_column
+            else 'order-free rules, several rows per key allowed'
+                if not lakeplan.lakeplan_partial_update_ordered_columns(member, spec) else '' -%}
+        {%- if not unpackable -%}{%- do one_row.append(member) -%}{%- endif -%}
         {%- set name, columns, types = 'lakeplan_pack_' ~ position, [], [] -%}
         {%- set written = member.written | map('lower') | list -%}
-        {%- for column in spec.columns if column.name | lower in written and column.name | lower not in key_names
-            and column.name | lower not in spec.grouped and writes.count(column.name | lower) == 1
-            and spec.rules.get(column.name | lower, 'last_non_null') in as_is -%}
-            {%- do columns.append(column) -%}
-            {%- do types.append('v' ~ columns | length ~ ':' ~ column.data_type) -%}
+        {%- for column in spec.columns if column.name | lower in written and column.name | lower not in key_names -%}
+            {%- set lowered = column.name | lower -%}
+            {%- set rule = spec.rules.get(lowered, 'last_non_null') -%}
+            {%- set reason = 'several writers' if writes.count(lowered) > 1 else unpackable if unpackable
+                else 'a sequence group' if lowered in spec.grouped
+                else 'merge rule ' ~ rule if rule not in as_is else '' -%}
+            {%- if reason -%}
+                {%- do reasons.update({lowered: reason}) -%}
+            {%- else -%}
+                {%- do columns.append(column) -%}
+                {%- do types.append('v' ~ columns | length ~ ':' ~ column.data_type) -%}
+            {%- endif -%}
         {%- endfor -%}
         {%- if columns | length > 1 -%}
             {%- for column in columns -%}
@@ -45,8 +54,12 @@
                 'config': member.config,
                 'aggregate': 'first' if modules.re.search('map\\s*<', type | lower) else 'max'}) -%}
         {%- endif -%}
+        {%- for column in columns if columns | length == 1 -%}
+            {%- do reasons.update({column.name | lower: 'nothing to pack with'}) -%}
+        {%- endfor -%}
     {%- endfor -%}
-    {{ return({'packs': packs, 'packed': packed, 'shuffled': candidates | length == plan.members | length}) }}
+    {%- set shuffled = one_row | length == plan.members | length -%}
+    {{ return({'packs': packs, 'packed': packed, 'reasons': reasons, 'shuffled': shuffled}) }}
 {% endmacro %}
 
 {#- The columns of a member whose value depends on which of its rows wins (a sequence group, or a rule that

@@ -11,6 +11,7 @@
         {%- set with_clause = 'with ' ~ ctes | join(',\n') ~ '\n' if ctes else '' -%}
         {%- call statement('stage_member_' ~ member.name) -%}
             {{ lakeplan.lakeplan_statement_options(group.write_options, options_origin) }}
+            -- stage member `{{ member.name }}` of `{{ spec.model }}`
             create or replace temporary view {{ view }} as {{ with_clause }}select * from {{ ref(member.name) }}
         {%- endcall -%}
         {%- set columns = adapter.get_columns_in_relation(view) -%}

@@ -98,7 +98,7 @@
     {%- for member in plan.members if member.config.sequence_by -%}
         {%- do sequenced.extend(member.written | map('lower')) -%}
     {%- endfor -%}
-    {%- set aggregates, outputs, by_column = [], [], [] -%}
+    {%- set aggregates, outputs, by_column_reasons = [], [], [] -%}
     {%- for column in spec.columns if column.name | lower not in key_names
         and spec.grouped.get(column.name | lower) not in plan.written -%}
         {%- set name = lakeplan.lakeplan_quote(column.name) -%}
@@ -109,10 +109,12 @@
             {%- set ordered = removes or column.name | lower in sequenced -%}
             {%- set value = lakeplan.lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog,
                 lakeplan.lakeplan_merge_rule_overflow(spec, column, '')) -%}
-            {%- set note = '' if by_column else lakeplan.lakeplan_partial_update_strategy_note('column by column'
-                ~ ' (several writers, ordered rows, a rule over several rows, or nothing to pack with)', []) -%}
+            {#- a comment where the reason changes, for the columns that follow it -#}
+            {%- set reason = layout.reasons.get(column.name | lower, 'no member of the group writes it') -%}
+            {%- set note = '' if by_column_reasons and by_column_reasons[-1] == reason else
+                lakeplan.lakeplan_partial_update_strategy_note('column by column (' ~ reason ~ ')', []) -%}
             {%- do aggregates.append(note ~ value ~ ' as ' ~ name) -%}
-            {%- do by_column.append(column.name) -%}
+            {%- do by_column_reasons.append(reason) -%}
             {%- do outputs.append(name) -%}
         {%- endif -%}
     {%- endfor -%}
