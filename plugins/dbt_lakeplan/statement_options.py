@@ -153,12 +153,20 @@ def applied(
         cursor.execute(sql)
         return cursor
 
+    def known() -> dict[str, str]:
+        return {row[0].lower(): row[0] for row in execute("set -v").fetchall()}
+
     def change(key: str, value: Any) -> None:
+        if not key.lower().startswith("spark."):  # SET takes it, and nothing reads it
+            meant = [name for lowered, name in known().items() if lowered.endswith("." + key.lower())]
+            hint = f"; did you mean `{meant[0]}`?" if meant else ""
+            raise Refused(f"`{key}` is not a Spark setting (in {origin}): Spark's start with `spark.`{hint} "
+                          "Fix: correct the key, or remove it.")
         if key.lower().startswith("spark.sql.") and not key.lower().startswith(OWN_NAMESPACES):
             if execute(f"set {key}").fetchall()[0][1] == UNDEFINED:  # keys are case-sensitive
-                known = {row[0].lower(): row[0] for row in execute("set -v").fetchall()}
-                close = difflib.get_close_matches(key.lower(), known, n=1)
-                hint = f"; did you mean `{known[close[0]]}`?" if close else ""
+                names = known()
+                close = difflib.get_close_matches(key.lower(), names, n=1)
+                hint = f"; did you mean `{names[close[0]]}`?" if close else ""
                 raise Refused(f"Spark has no setting `{key}` (in {origin}){hint} Fix: correct the key, or remove it.")
         statement = f"reset {key}" if value is None else f"set {key}={spark_value(value)}"
         log(f"lakeplan: {statement} for this statement")

@@ -136,7 +136,7 @@ def test_every_refused_setting_of_a_member_is_named_in_one_error(make_project, s
         "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint"}),
         "models/writer.sql": member("wide", "select id, id as a from range(0, 10)", write_options={
             "spark.sql.shuffle.partition": 4, "spark.sql.ansi.enabled": "true",
-            "spark.sql.warehouse.dir": "/tmp/elsewhere"}),
+            "spark.sql.warehouse.dir": "/tmp/elsewhere", "shuffle.partitions": 4}),
     }  # fmt: skip
     project = make_project("session_refused_twice", files)
     ansi = spark.conf.get("spark.sql.ansi.enabled")
@@ -146,6 +146,8 @@ def test_every_refused_setting_of_a_member_is_named_in_one_error(make_project, s
     assert "1. Spark has no setting `spark.sql.shuffle.partition` (in the write_options of `writer`); did you mean " \
            "`spark.sql.shuffle.partitions`? Fix: correct the key, or remove it. 2. Spark refuses " \
            "`spark.sql.warehouse.dir: /tmp/elsewhere` (in the write_options of `writer`): " in log
+    assert "3. `shuffle.partitions` is not a Spark setting (in the write_options of `writer`): Spark's start with " \
+           "`spark.`; did you mean `spark.sql.shuffle.partitions`? Fix: correct the key, or remove it." in log
     message = next(line for line in log.splitlines() if "1. Spark has no setting" in line)
     assert message.count("Nothing was written.") == 1
     assert spark.conf.get("spark.sql.ansi.enabled") == ansi  # the accepted setting is put back
