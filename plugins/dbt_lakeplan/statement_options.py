@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import json
 import re
 import threading
@@ -153,6 +154,7 @@ def applied(
         cursor.execute(sql)
         return cursor
 
+    @functools.cache  # once per block, however many keys it refuses
     def known() -> dict[str, str]:
         return {row[0].lower(): row[0] for row in execute("set -v").fetchall()}
 

@@ -96,7 +96,8 @@ def test_one_parse_reports_every_misconfiguration_each_with_its_owner_and_fix(ma
          "model `plain` sets `tombstone_retention_days`, which only an `upsert` model or a partial-update target uses: "
          "as table it would do nothing"),
         ({**WIDE, "models/m1.sql": member("wide", "select 1 as id, 1 as a", write_mode="overwrite"),
-          "models/m2.sql": member("wide", "select 1 as id, 1 as b", write_mode="overwrite", write_options={"spark.k.x": 1})},
+          "models/m2.sql": member("wide", "select 1 as id, 1 as b", write_mode="overwrite",
+                                  write_options={"spark.k.x": 1})},
          "Members `m1` and `m2` of `wide` overwrite the same rows"),
     ],
     ids=["write_options_value", "model_meta_other_keys_pass", "setting_in_model_meta", "upsert_as_member",
@@ -203,7 +204,8 @@ def test_sequenced_writers_of_one_column_in_separate_writes_are_refused(make_pro
     files = {
         **WIDE,
         "models/a.sql": member("wide", "select 1 as id, 5 as a, 9 as v", sequence_by="v"),
-        "models/b.sql": member("wide", "select 1 as id, 7 as a, 1 as v", sequence_by="v", write_options={"spark.k.x": 1}),
+        "models/b.sql": member("wide", "select 1 as id, 7 as a, 1 as v", sequence_by="v",
+                               write_options={"spark.k.x": 1}),
     }
     log = make_project("planner_split_sequence", files).fail("run")
     assert "Members `a` and `b` both write column `a` of partial-update target `wide`, ordered by `sequence_by`, but " \

@@ -94,13 +94,15 @@ def test_other_errors_and_other_statements_keep_sparks_sentence():
     assert about_the_write("[CAST_INVALID_INPUT] The value 'x' ...", sql) == "[CAST_INVALID_INPUT] The value 'x' ..."
 
 
-STAGE = "-- lakeplan session options: {\"a\": \"1\"}\n            -- stage member `kept_a` of `kept`\ncreate or replace temporary view v as select 1"
+STAGE = ('-- lakeplan session options: {"a": "1"}\n            -- stage member `kept_a` of `kept`\n'
+         "create or replace temporary view v as select 1")
 
 
 def test_a_member_whose_input_is_not_built_is_named_with_the_fix():
     sentence = "[TABLE_OR_VIEW_NOT_FOUND] The table or view `base` cannot be found."
     message = about_the_write(sentence, STAGE)
-    assert message.startswith("Member `kept_a` of `kept` reads a table or schema that does not exist; `kept` is unchanged.")
+    assert message.startswith("Member `kept_a` of `kept` reads a table or schema that does not exist; "
+                              "`kept` is unchanged.")
     assert "Fix: build what `kept_a` reads first (`dbt run -s +kept` builds `kept` with everything upstream" in message
     assert message.endswith(f"(Spark: {sentence})")
     schema = "[SCHEMA_NOT_FOUND] The schema `raw` cannot be found."

@@ -54,9 +54,9 @@
                 'config': member.config,
                 'aggregate': 'first' if modules.re.search('map\\s*<', type | lower) else 'max'}) -%}
         {%- endif -%}
-        {%- for column in columns if columns | length == 1 -%}
-            {%- do reasons.update({column.name | lower: 'nothing to pack with'}) -%}
-        {%- endfor -%}
+        {%- if columns | length == 1 -%}
+            {%- do reasons.update({columns[0].name | lower: 'nothing to pack with'}) -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- set shuffled = one_row | length == plan.members | length -%}
     {{ return({'packs': packs, 'packed': packed, 'reasons': reasons, 'shuffled': shuffled}) }}
