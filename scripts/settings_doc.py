@@ -32,7 +32,8 @@ The planner hands each source and model one plan, in its config as `lakeplan_pla
 - an `upsert` adds `upsert: {{op_column, sequence_by, tombstone_retention_days}}`;
 - a partial-update target adds `partial_update: {{columns: [{{name, data_type}}], on_delete,
   tombstone_retention_days, rules, order_independent, sequence_groups, grouped, types: {{families, casts}},
-  groups: [{{digest, digest_id, write_mode, static_partition, write_options, parallelism, members}}]}}`;
+  groups: [{{digest, digest_id, write_mode, static_partition, write_options, parallelism, members}}],
+  tombstone_sequence}}` (the `sequence_by` column its tombstones hold, or null);
 - a member adds `member_of: {{target, schema, identifier}}` (and is planned as an ephemeral input of its target);
 - every source: `version`, `owner`, `parallelism`, `changelog_mode`, `primary_key`, `op_column`, `sequence_by`,
   `datagen`, `keyed`.

@@ -132,6 +132,30 @@ def check_groups(target_name: str, groups: list[WriteGroup], problems: list[str]
         covered.append(group)
 
 
+def tombstone_sequence(target_name: str, on_delete: str, members: list[Member], problems: list[str]) -> str | None:
+    """The sequence (a `sequence_by` column, lower case) the target's tombstones hold, or None. Under remove_record a
+    sequenced changelog member's delete is remembered with its sequence value and compared, in later runs, only
+    with rows of members ordered by that same sequence: members whose `sequence_by` names that column. Rows of a
+    member ordered by another sequence (a timestamp against a log position) cannot be compared with it: like an
+    unsequenced row, they come after every earlier run's delete (Paimon's order of arrival). Deletes ordered by two
+    sequences could be ordered neither against each other nor against each other's rows: refused."""
+    if on_delete != "remove_record":
+        return None
+    deleting = [one for one in members if one.op_column and one.sequence_by]
+    sequences = sorted({one.sequence_by.lower() for one in deleting})
+    if len(sequences) > 1:
+        listed = ", ".join(f"`{one.name}` (sequence_by `{one.sequence_by}`)" for one in deleting)
+        problems.append(
+            f"Members {listed} of partial-update target `{target_name}` are changelogs whose deletes remove the "
+            "record (partial_update_on_delete: remove_record), ordered by different sequences: a delete of one "
+            "cannot be ordered against the other's rows, in this run or a later one. Fix: give them one "
+            "`sequence_by` column that means the same in each (e.g. the source's log position), or remove "
+            "`sequence_by` from all but one of them."
+        )
+        return None
+    return sequences[0] if sequences else None
+
+
 def group_plan(group: WriteGroup) -> dict[str, Any]:
     first = group.members[0]
     return {

@@ -253,11 +253,14 @@ def _partial_updates(models: list, settings: dict[str, ModelSettings], plans: di
     members = [member for member in members if member is not None]
     groups = group_members(members, reuse_enabled)
     named = {node.config.get("partial_update_target") for node in models}  # even with bad settings
-    for name, (target, _) in sorted(targets.items()):
+    for name, (target, target_settings) in sorted(targets.items()):
         own = [group for group in groups if group.target == target.unique_id]
         if name not in named:
             found.append(f"Partial-update target `{name}` has no members, so it would be created empty. Fix: set "
                          f"`partial_update_target: '{name}'` on the models that write its columns.")  # fmt: skip
         partial_update.check_groups(name, own, found)
-        plans[target.unique_id]["partial_update"]["groups"] = [partial_update.group_plan(group) for group in own]
+        target_plan = plans[target.unique_id]["partial_update"]
+        target_plan["groups"] = [partial_update.group_plan(group) for group in own]
+        target_plan["tombstone_sequence"] = partial_update.tombstone_sequence(
+            name, target_settings.partial_update_on_delete, [one for group in own for one in group.members], found)
     return members, groups

@@ -82,3 +82,78 @@ def test_a_bad_tombstone_retention_is_refused_before_anything_is_written(make_pr
     assert f"model `current` sets `tombstone_retention_days: {value}`" in log
     assert "Fix: e.g. `tombstone_retention_days: 30`" in log
     assert not spark.catalog.tableExists(f"lakeplan_retention_{value.strip(chr(39))}.current")
+
+
+# Two members of one remove_record target, writing different columns: `seen` ordered by a timestamp, `cdc` a
+# changelog ordered by an int. Key 2 is deleted by `cdc` in batch 1; in batch 2 `seen` sends it again (its
+# timestamp says nothing about `cdc`'s sequence) and `cdc` a late update (seq 6 < the delete's 7).
+SEEN = """batch,id,last_seen_ts,a
+1,1,2024-01-01 10:00:00,a1
+1,2,2024-01-01 10:00:00,a2
+2,2,2024-01-02 10:00:00,a2 again
+"""
+CDC = """batch,id,op,seq,b
+1,1,+I,5,b1
+1,2,+I,5,b2
+1,2,-D,7,b2
+2,2,+U,6,late
+3,2,+I,8,b2 new
+"""
+TWO_SEQUENCES = {
+    "seeds/seen_rows.csv": SEEN,
+    "seeds/cdc_changes.csv": CDC,
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "string", "b": "string"},
+                                  partial_update_on_delete="remove_record"),  # fmt: skip
+    "models/seen.sql": member("wide", "select id, cast(last_seen_ts as timestamp) as last_seen_ts, a from "
+                              "{{ ref('seen_rows') }} where batch = {{ var('batch') }}", sequence_by="last_seen_ts"),
+    "models/cdc.sql": member("wide", "select id, op, cast(seq as int) as seq, b from {{ ref('cdc_changes') }} "
+                             "where batch = {{ var('batch') }}", op_column="op", sequence_by="seq"),
+}
+
+
+def test_a_delete_is_compared_only_with_rows_of_its_own_sequence(make_project, spark):
+    project = make_project("tombstone_sequences", TWO_SEQUENCES)
+    project.run("seed")
+    relation = "lakeplan_tombstone_sequences.wide"
+    # batch 1: key 2 written by `seen`, then deleted by `cdc` (the changelog group writes after the insert-only one)
+    # batch 2: `seen`'s row brings key 2 back (a timestamp is not compared with `cdc`'s delete), `cdc`'s late +U
+    #   (seq 6) loses against the delete (seq 7); batch 3: `cdc`'s newer insert (seq 8) wins
+    after = {1: [(1, "a1", "b1")], 2: [(1, "a1", "b1"), (2, "a2 again", None)],
+             3: [(1, "a1", "b1"), (2, "a2 again", "b2 new")]}  # fmt: skip
+    counts = []
+    for batch, expected in after.items():
+        project.run("run", "--vars", f"{{batch: {batch}}}")
+        assert rows(spark, relation) == expected, batch
+        counts.append(snapshots(spark, relation))
+    assert counts == [1, 3, 5]  # created by one statement, then each run's two groups: one commit each
+    assert rows(spark, f"{relation}__lakeplan_tombstones")[0][:2] == (2, 7)
+
+
+REMOVING = {
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "string", "b": "string"},
+                                  partial_update_on_delete="remove_record"),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("command, sequences, message", [
+    ("parse", ("1 as lsn", "lsn", "timestamp'2024-01-01' as ts", "ts"),
+     "Members `c1` (sequence_by `lsn`), `c2` (sequence_by `ts`) of partial-update target `wide` are changelogs whose "
+     "deletes remove the record (partial_update_on_delete: remove_record), ordered by different sequences"),
+    ("run", ("1 as seq", "seq", "'x' as seq", "seq"),
+     "Members `c1` (int), `c2` (string) of partial-update target `wide` are ordered by one sequence `seq`, whose "
+     "deletes remove the record (partial_update_on_delete: remove_record), but of different types"),
+], ids=["two_sequences", "one_sequence_two_types"])  # fmt: skip
+def test_deletes_that_cannot_be_ordered_are_refused_before_any_write(make_project, spark, command, sequences, message):
+    first, first_name, second, second_name = sequences
+    project = make_project(f"tombstone_{command}", {
+        **REMOVING,
+        "models/c1.sql": member("wide", f"select 1 as id, '+I' as op, {first}, 'a' as a", op_column="op",
+                                sequence_by=first_name),
+        "models/c2.sql": member("wide", f"select 1 as id, '-D' as op, {second}, 'b' as b", op_column="op",
+                                sequence_by=second_name),
+    })  # fmt: skip
+    log = project.fail(command)
+    assert message in log and "Fix: " in log
+    assert not spark.catalog.tableExists(f"lakeplan_tombstone_{command}.wide")

@@ -39,6 +39,7 @@
         {%- do plans.append(lakeplan.lakeplan_partial_update_plan(group, spec)) -%}
     {%- endfor -%}
     {%- do lakeplan.lakeplan_validate_partial_update_overlaps(plans, spec) -%}
+    {%- do lakeplan.lakeplan_validate_tombstone_sequence(plans, spec) -%}
     {{ return({'spec': spec, 'relation': this.incorporate(type='table'), 'existing': existing, 'plans': plans,
         'creates': existing is none or existing.is_view or lakeplan.should_full_refresh()}) }}
 {% endmacro %}

@@ -4,7 +4,7 @@
 {% macro lakeplan_partial_update_plan(group, spec) %}
     {%- set options_origin = lakeplan.lakeplan_write_options_origin(group) -%}
     {%- set members = [] -%}
-    {%- set sequence_types = [] -%}
+    {%- set sequence_families = [] -%}
     {%- for member in group.members -%}
         {%- set view = lakeplan.lakeplan_temp_view('member_' ~ member.name) -%}
         {%- set ctes = lakeplan.lakeplan_member_ctes(member.unique_id) -%}
@@ -24,10 +24,12 @@
             and column.name | lower != (member.op_column or '') | lower -%}
             {%- do written.append(column.name) -%}
         {%- endfor -%}
-        {%- if member.sequence_by -%}{%- do sequence_types.append(types[member.sequence_by | lower]) -%}{%- endif -%}
-        {%- do members.append({'config': member, 'view': view, 'written': written, 'types': types}) -%}
+        {%- set family = lakeplan.lakeplan_type_family(types[member.sequence_by | lower], spec.types)
+            if member.sequence_by else none -%}
+        {%- if family and family not in sequence_families -%}{%- do sequence_families.append(family) -%}{%- endif -%}
+        {%- do members.append({'config': member, 'view': view, 'written': written, 'types': types,
+            'sequence_family': family}) -%}
     {%- endfor -%}
-    {%- set sequence_type = (sequence_types | first) or 'bigint' -%}
     {%- set written = [] -%}
     {%- for member in members -%}{%- do written.extend(member.written | map('lower')) -%}{%- endfor -%}
     {{ return({
@@ -36,8 +38,7 @@
         'members': members,
         'written': written | unique | list,
         'changelog': group.members | selectattr('op_column') | list | length > 0,
-        'sequence_type': sequence_type,
-        'order_type': 'struct<sequence:' ~ sequence_type ~ ',member:int>',
+        'sequence_families': sequence_families,
     }) }}
 {% endmacro %}
 
@@ -213,7 +214,9 @@
 {% endmacro %}
 
 {#- Under `remove_record`, this run's deletes of sequenced changelog members are recorded as tombstones before any
-    group writes (macros/tombstones/); the relation of the side table, or none. `record=false` only counts them. -#}
+    group writes (macros/tombstones/); the relation of the side table, or none. `record=false` only counts them.
+    Those members share one sequence (the planner refuses two), each delete keeps its member's own value of it: the
+    members' types are widened by the UNION, never cast to another member's. -#}
 {% macro lakeplan_partial_update_tombstones(relation, plans, spec, creates, record=true) %}
     {%- set deletes = [] -%}
     {%- set keys, present = [], [] -%}
@@ -225,8 +228,8 @@
     {%- for plan in plans if spec.on_delete == 'remove_record' -%}
         {%- for member in plan.members if member.config.op_column and member.config.sequence_by -%}
             {%- set sequence = lakeplan.lakeplan_quote(member.config.sequence_by) -%}
-            {%- do deletes.append('select ' ~ keys | join(', ') ~ ', cast(' ~ sequence
-                ~ ' as ' ~ plan.sequence_type ~ ') as lakeplan_sequence from ' ~ member.view ~ ' where '
+            {%- do deletes.append('select ' ~ keys | join(', ') ~ ', ' ~ sequence
+                ~ ' as lakeplan_sequence from ' ~ member.view ~ ' where '
                 ~ lakeplan.lakeplan_quote(member.config.op_column) ~ " = '-D' and " ~ present | join(' and ')) -%}
         {%- endfor -%}
     {%- endfor -%}

@@ -2,7 +2,9 @@
     UNION ALL of the members, padded with typed NULLs -> collapse to one row per key -> one MERGE.
     Per key and column its merge rule decides (default: the latest non-null value wins, a NULL never
     overwrites; merge_rules.sql); rows already in the table are older than this run's. Rows are ordered by
-    (sequence_by, member position): NULL sequence first. -#}
+    (sequence_by, member position): NULL sequence first. Sequences of different type families are never compared
+    or cast into each other: each family is its own field of `lakeplan_order.sequence` (only members that write one
+    column, or delete, are compared, and the checks before the write give those one family). -#}
 
 {#- One union branch per member: every written target column, cast to its type; the others NULL. A packed
     member's columns travel as one struct (the other branches' struct NULL), not as padded columns. -#}
@@ -25,13 +27,12 @@
                 else 'cast(null as ' ~ pack.type ~ ')' -%}
             {%- do projections.append(value ~ ' as ' ~ pack.name) -%}
         {%- endfor -%}
-        {%- set sequence = member.config.sequence_by -%}
-        {%- set sequence_value = lakeplan.lakeplan_checked_cast(
-            lakeplan.lakeplan_quote(sequence), member.types[sequence | lower],
-            plan.sequence_type, lakeplan.lakeplan_partial_update_sends(member, spec)
-                ~ ' in its sequence column `' ~ sequence ~ '` the value',
-            lakeplan.lakeplan_partial_update_fix(member)) if sequence
-            else 'cast(null as ' ~ plan.sequence_type ~ ')' -%}
+        {%- set sequences = [] -%}
+        {%- for family in plan.sequence_families -%}
+            {%- do sequences.append("'" ~ family ~ "', " ~ (lakeplan.lakeplan_quote(member.config.sequence_by)
+                if family == member.sequence_family else 'null')) -%}
+        {%- endfor -%}
+        {%- set sequence_value = 'named_struct(' ~ sequences | join(', ') ~ ')' if sequences else 'cast(null as int)' -%}
         {%- do projections.append(
             "named_struct('sequence', " ~ sequence_value ~ ", 'member', " ~ position ~ ') as lakeplan_order') -%}
         {%- set op_column = member.config.op_column -%}
@@ -81,19 +82,29 @@
     {%- for column in plan.written if spec.rules.get(column) == 'sum' -%}{%- do sums.append(column) -%}{%- endfor -%}
     {%- set retracts = plan.changelog and sums -%}
     {%- set dropped_ops = [] if retracts else ['-U'] + ([] if removes else ['-D']) -%}
-    {%- set after_delete = '(lakeplan_last_delete is null or lakeplan_order > lakeplan_last_delete)' -%}
+    {%- set after_delete = '(lakeplan_last_delete is null or lakeplan_order > lakeplan_last_delete)'
+        if removes else 'true' -%}
     {%- set member_keys = [] -%}
     {%- for key in spec.unique_key -%}
         {%- do member_keys.append('lakeplan_members.' ~ lakeplan.lakeplan_quote(key)) -%}
     {%- endfor -%}
-    {%- set last_delete = "max(case when lakeplan_op = '-D' then lakeplan_order end)"
-        ~ ' over (partition by ' ~ member_keys | join(', ') ~ ')' if removes else 'cast(null as ' ~ plan.order_type ~ ')' -%}
-    {#- a sequenced row older than its key's last delete in an earlier run loses (an unsequenced row is newer) -#}
-    {%- set tombstoned = spec.tombstones and plan.members | selectattr('config.sequence_by') | list -%}
+    {%- set last_delete = ", max(case when lakeplan_op = '-D' then lakeplan_order end)"
+        ~ ' over (partition by ' ~ member_keys | join(', ') ~ ') as lakeplan_last_delete' if removes else '' -%}
+    {#- a row ordered by the tombstones' sequence and older than its key's last delete in an earlier run loses; a row
+        unsequenced, or ordered by another sequence, comes after it (partial_update.tombstone_sequence) -#}
+    {%- set compared, families = [], [] -%}
+    {%- for member in plan.members -%}
+        {%- if (member.config.sequence_by or '') | lower == spec.tombstone_sequence -%}
+            {%- do compared.append(loop.index | string) -%}
+            {%- do families.append(member.sequence_family) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set tombstoned = spec.tombstones and compared -%}
     {%- set tombstone_join = lakeplan.lakeplan_join_tombstones(spec.tombstones, 'lakeplan_members', spec.unique_key)
         if tombstoned else '' -%}
-    {%- set tombstone_filter = " and (lakeplan_op = '-D' or lakeplan_order.sequence is null or "
-        ~ lakeplan.lakeplan_after_tombstone('lakeplan_order.sequence') ~ ')' if tombstoned else '' -%}
+    {%- set sequence = 'lakeplan_order.sequence.' ~ families | first -%}
+    {%- set tombstone_filter = " and (lakeplan_op = '-D' or lakeplan_order.member not in (" ~ compared | join(', ')
+        ~ ') or ' ~ sequence ~ ' is null or ' ~ lakeplan.lakeplan_after_tombstone(sequence) ~ ')' if tombstoned else '' -%}
     {%- set sequenced = [] -%}
     {%- for member in plan.members if member.config.sequence_by -%}
         {%- do sequenced.extend(member.written | map('lower')) -%}
@@ -158,7 +169,7 @@
                 (lakeplan_op is null or lakeplan_op in ('+I', '+U')) and {{ after_delete }} as lakeplan_live,
                 lakeplan_op in ('-U', '-D') and {{ after_delete }} as lakeplan_retract
             from (
-                select lakeplan_members.*, {{ last_delete }} as lakeplan_last_delete
+                select lakeplan_members.*{{ last_delete }}
                 from {{ members }} as lakeplan_members {{ tombstone_join }}
                 where lakeplan_row_check {{ lakeplan.lakeplan_partial_update_dropped_ops(dropped_ops) }}{{ tombstone_filter }}
             ) as lakeplan_ordered

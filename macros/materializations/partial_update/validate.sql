@@ -111,6 +111,29 @@
     {%- endif -%}
 {% endmacro %}
 
+{#- The members ordered by the sequence the tombstones hold (partial_update.tombstone_sequence) are compared with
+    its deletes, in this run and later ones: their `sequence_by` columns must be of one type family. -#}
+{% macro lakeplan_validate_tombstone_sequence(plans, spec) %}
+    {%- set ordered = [] -%}
+    {%- for plan in plans -%}
+        {%- for member in plan.members if (member.config.sequence_by or '') | lower == spec.tombstone_sequence -%}
+            {%- do ordered.append(member) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- if ordered | map(attribute='sequence_family') | unique | list | length > 1 -%}
+        {%- set listed = [] -%}
+        {%- for member in ordered -%}
+            {%- do listed.append('`' ~ member.config.name ~ '` (' ~ member.types[spec.tombstone_sequence] ~ ')') -%}
+        {%- endfor -%}
+        {%- do exceptions.raise_compiler_error(
+            'Members ' ~ listed | join(', ') ~ ' of ' ~ spec.owner ~ ' are ordered by one sequence `'
+            ~ spec.tombstone_sequence ~ '`, whose deletes remove the record (partial_update_on_delete: '
+            ~ 'remove_record), but of different types: a delete cannot be compared with their rows without a cast '
+            ~ 'that decides the winner.\nFix: give `' ~ spec.tombstone_sequence ~ '` one type in all of them, e.g. '
+            ~ 'cast it to a bigint in each member, or rename it where it is another sequence.') -%}
+    {%- endif -%}
+{% endmacro %}
+
 {#- Whether Spark (non-ANSI) casts `from_type` to `to_type`, by type family (`types`: the plan's families and
     casts, declared in plugins/dbt_lakeplan/spark_types.py). -#}
 {% macro lakeplan_can_cast(from_type, to_type, types) %}
