@@ -23,6 +23,7 @@
 {% macro lakeplan_normal_type(data_type) %}
     {%- set name = data_type | lower | replace(' ', '') -%}
     {%- set aliases = {'integer': 'int', 'long': 'bigint', 'short': 'smallint', 'byte': 'tinyint', 'real': 'float',
+                       'timestamp_ltz': 'timestamp',
                        'decimal': 'decimal(10,0)', 'dec': 'decimal(10,0)', 'numeric': 'decimal(10,0)'} -%}
     {%- set name = modules.re.sub('^(dec|numeric)\\(', 'decimal(', name) -%}
     {{ return(aliases.get(name, name)) }}

@@ -14,7 +14,7 @@ from dbt_lakeplan.digest import Member
 from dbt_lakeplan.grouping import WriteGroup, ungrouped_reason
 from dbt_lakeplan.merge_rules import resolve_merge_rules
 from dbt_lakeplan.settings import ColumnSettings, ModelSettings
-from dbt_lakeplan.spark_types import CASTS, FAMILIES, family
+from dbt_lakeplan.spark_types import CASTS, FAMILIES, type_problem
 
 TARGET_MATERIALIZATION = "partial_update"
 
@@ -84,16 +84,8 @@ def target_plan(node, settings: ModelSettings, column_settings: dict[str, Column
             f"{', '.join(untyped) or 'all of them (no columns are declared)'}. Fix: list each column of the wide "
             f"table with `data_type` under `columns:` of `{name}`."
         )
-    columns = []
-    for column_name, column in node.columns.items():
-        if column.data_type and family(column.data_type) is None:
-            problems.append(
-                f"Column `{column_name}` of partial-update target `{name}` has data_type `{column.data_type}`, which "
-                "is no Spark type. Fix: use a Spark type, such as bigint, int, double, decimal(10,2), string, "
-                "boolean, date, timestamp, array<string>, map<string,int> or struct<...>."
-            )
-        elif column.data_type:
-            columns.append({"name": column_name, "data_type": column.data_type.lower()})
+    columns = [{"name": column_name, "data_type": column.data_type.lower()} for column_name, column in node.columns.items()
+               if column.data_type and type_problem(column.data_type) is None]  # the planner names the others  # fmt: skip
     rules = [(c["name"], c["data_type"], _declared_rule(column_settings.get(c["name"]))) for c in columns]
     merge, rule_problems = resolve_merge_rules(name, rules, settings.unique_key or [], settings.sequence_groups)
     problems.extend(rule_problems)

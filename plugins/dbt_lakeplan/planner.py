@@ -22,6 +22,7 @@ from dbt_common.exceptions import CompilationError
 from dbt_lakeplan import partial_update
 from dbt_lakeplan.grouping import group_members
 from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, problems
+from dbt_lakeplan.spark_types import type_problem
 
 PLAN_KEY = "lakeplan_plan"
 PLAN_VERSION = 1
@@ -144,6 +145,7 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
                 f"Column `{column}` of {owner} has merge rule {column_settings.merge!r}, which only a column of a "
                 "partial-update target follows. Fix: remove it, or declare it on the target's column."
             )
+    _check_data_types(node, "partial-update target" if is_target else "model", found)
     table = materialized in TABLES and not is_member
     keyed = _keyed(settings.keyed_by, settings.key_groups, owner, "keyed_by", found)
     if keyed and (len(keyed["keys"]) != 1 or not table or node.config.get("file_format") != "iceberg"):
@@ -183,6 +185,19 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
     if is_target:
         plan["partial_update"] = partial_update.target_plan(node, settings, columns, found)
     return plan
+
+
+def _check_data_types(node, kind: str, found: list[str]) -> None:
+    """Every column's `data_type` is parsed as Spark parses it (spark_types.py), not only a target's: a contract's
+    type that Spark cannot parse would otherwise stop the run at its first statement."""
+    for column_name, column in node.columns.items():
+        reason = type_problem(column.data_type) if column.data_type else None
+        if reason:
+            found.append(
+                f"Column `{column_name}` of {kind} `{node.name}` has data_type `{column.data_type}`, which is no Spark "
+                f"type ({reason}). Fix: write a type Spark parses, such as bigint, int, double, decimal(10,2), string, "
+                "boolean, date, timestamp, array<string>, map<string,int> or struct<a:int,b:string>."
+            )
 
 
 def _upsert(node, settings: ModelSettings, found: list[str]) -> dict[str, Any]:

@@ -32,7 +32,19 @@ def _column_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
-ColumnNames = Annotated[list[str], BeforeValidator(_column_list)]
+def _distinct_columns(names: list[str]) -> list[str]:
+    """Spark resolves column names ignoring case, so `[id, Id]` names one column twice."""
+    seen: dict[str, str] = {}
+    for name in names:
+        if name.lower() in seen:
+            raise ValueError(f"`{seen[name.lower()]}` and `{name}` are one column, as Spark ignores case in column "
+                             "names; list each column once")  # fmt: skip
+        seen[name.lower()] = name
+    return names
+
+
+Names = Annotated[list[str], BeforeValidator(_column_list)]
+ColumnNames = Annotated[list[str], BeforeValidator(_column_list), AfterValidator(_distinct_columns)]
 # Spark counts partitions and buckets in Java ints, and dbt's manifest stores no integer beyond 64 bits (a larger
 # one crashed dbt writing its partial-parse file, a Python traceback instead of a lakeplan error)
 PositiveInt = Annotated[StrictInt, Field(ge=1, le=2**31 - 1)]
@@ -141,7 +153,10 @@ class ModelSettings(Settings):
     partial_update_on_delete: Literal["error", "ignore", "remove_record"] = setting(
         "error", "on a target: what a changelog member's -D does (`error`, as Paimon's partial-update)", True,
         "remove_record")
-    sequence_groups: Optional[dict[str, Annotated[list[str], Field(min_length=1)]]] = setting(
+    sequence_groups: Optional[Annotated[
+        dict[str, Annotated[list[str], Field(min_length=1), AfterValidator(_distinct_columns)]],
+        AfterValidator(lambda groups: _distinct_columns(list(groups)) and groups),
+    ]] = setting(
         None, "on a target: a sequence column -> the columns it versions (Paimon's sequence-group)", True,
         {"status_seq": ["status"]})
 
@@ -157,7 +172,7 @@ class ProjectVars(Settings):
         True, "`false`: every partial-update member writes its own MERGE (N commits, same contents)", False, False)
     fingerprint_version: Literal["v2", "v3"] = setting(
         "v3", "`v3` (chaining-agnostic, FLIP-411) or `v2` (ephemeral inlining counts)", False, "v2")
-    lakeplan_accept_state: ColumnNames = setting(
+    lakeplan_accept_state: Names = setting(
         [], "models whose changed logic is accepted without a rebuild (`--vars`)", False, ["customer_360"])
 
 
@@ -197,8 +212,9 @@ def problems(
                 continue
             seen.add(name)
             where = f"at `{inner}`: " if inner else ""
+            reason = detail["msg"][:1].lower() + detail["msg"][1:]  # the names in it keep their case
             found.append(
-                f"{owner} sets `{name}: {_show(raw.get(name))}`, which lakeplan cannot use ({where}{detail['msg'].lower()}); "
+                f"{owner} sets `{name}: {_show(raw.get(name))}`, which lakeplan cannot use ({where}{reason}); "
                 f"{SCHEMAS[place].model_fields[name].description}. Fix: {_allowed(place, name)}, or remove it."
             )
         return None, found

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 
 from dbt_lakeplan import statement_options
 
@@ -38,8 +39,15 @@ SQLSTATE = re.compile(r"\s*SQLSTATE: \w+\s*$")
 DBT_HEADING = re.compile(r"^(?:\s*Runtime Error[ \t]*\n)+")
 # an analysis error's sentence, then the plan Spark appends to it (tens of lines)
 ANALYSIS_PLAN = re.compile(r"^\s*(\[[A-Z_.]+\][^\n]*?);?\s*\n.*", re.DOTALL)
-# the line naming a partial-update write's group and members (macros/materializations/partial_update/plan.sql)
-WRITE_GROUP = re.compile(r"^-- write group \d+ of \d+ of (`[^`\n]*`): ([^\n]*)$", re.MULTILINE)
+# the line naming a partial-update write's group and members, or the members whose deletes a statement records
+# (macros/materializations/partial_update/plan.sql)
+WRITE_GROUP = re.compile(r"^[ \t]*-- (?:write group \d+ of \d+|deletes) of (`[^`\n]*`): ([^\n]*)$", re.MULTILINE)
+# the line naming the upsert a statement writes (macros/materializations/upsert/)
+UPSERT_WRITE = re.compile(r"^[ \t]*-- upsert (`[^`\n]*`)$", re.MULTILINE)
+# what a model's own SQL raises while its rows are computed: raise_error / assert_true (a task's bare
+# RuntimeException in Spark 3.5, USER_RAISED_EXCEPTION later), and the errors of values under ANSI mode
+DATA_ERROR = re.compile(r"Lost task [^\n]*?\): java\.lang\.RuntimeException: "
+                        r"|\[(?:USER_RAISED_EXCEPTION|DIVIDE_BY_ZERO|CAST_INVALID_INPUT|CAST_OVERFLOW|ARITHMETIC_OVERFLOW)\]")
 # the line naming the member whose query a partial-update write stages as a temp view (plan.sql)
 STAGED_MEMBER = re.compile(r"^\s*-- stage member (`[^`\n]*`) of (`[^`\n]*`)$", re.MULTILINE)
 # the class that opens Spark's sentence for an error in a query (and for many others)
@@ -72,11 +80,12 @@ def condensed(message: str) -> str:
     return sentence or message
 
 
-def about_the_write(sentence: str, sql: str) -> str:
+def about_the_write(sentence: str, sql: str, raw: str = "") -> str:
     """Spark's sentence, and what it means for a partial-update write, whose statements hold lakeplan's expressions
     around the members' queries: a member's query that Spark refuses when the write stages it (a table it reads
     is not built yet, a column it names does not exist) is named; so is a non-deterministic member query (rand(),
-    uuid(), reflect()), which fails the write's MERGE."""
+    uuid(), reflect()), which fails the write's MERGE, and a value error the members' own SQL raises (`raw`, the
+    whole error, says which kind), as is one in an upsert's query."""
     staged = STAGED_MEMBER.search(sql)
     if staged is not None and ERROR_CLASS.match(sentence):  # Spark's analysis of the query, not e.g. a lost session
         member, target = staged.groups()
@@ -86,7 +95,9 @@ def about_the_write(sentence: str, sql: str) -> str:
                     f"everything upstream of it), or correct the name in {member}. (Spark: {sentence})")
         return (f"Member {member} of {target} has a query Spark cannot run; {target} is unchanged. Fix: correct the "
                 f"query of {member}. (Spark: {sentence})")
-    group = WRITE_GROUP.search(sql)
+    group, upsert = WRITE_GROUP.search(sql), UPSERT_WRITE.search(sql)
+    if DATA_ERROR.search(raw) and (group or upsert):
+        return raised_by_the_query(sentence, *(group.groups() if group else (upsert.group(1), None)))
     if group is None or not sentence.startswith("[INVALID_NON_DETERMINISTIC_EXPRESSIONS]"):
         return sentence
     target, members = group.groups()
@@ -95,10 +106,27 @@ def about_the_write(sentence: str, sql: str) -> str:
             f"in a table model the member reads. (Spark: {sentence})")
 
 
+def raised_by_the_query(sentence: str, target: str, members: str | None) -> str:
+    """A value error raised by the SQL of the members of `target` (`members`, as listed in the statement: one or
+    several) or of the upsert `target` itself (`members` None); lakeplan's own checks name the target already."""
+    if target in sentence:
+        return sentence
+    if members is None:
+        whose, fix = f"The query of upsert {target}", f"the check or the data in {target}'s query, or in what it reads"
+    elif "," not in members:
+        whose, fix = f"Member {members} of {target}", f"the check or the data in {members}, or in what it reads"
+    else:
+        whose, fix = f"A member of {target} ({members})", "the check or the data in the member whose SQL raises it"
+    return f"{whose} failed while {target} was written: {sentence.rstrip('.')}; {target} is unchanged. Fix: correct {fix}."
+
+
 def quote(identifier: object) -> str:
     """A Spark identifier for any name: backticks around it, a backtick inside doubled. Like dbt-spark's own
     quote, it takes any value (Spark's `database` is None, which dbt's adapter tests quote)."""
     return "`{}`".format(str(identifier).replace("`", "``"))
+
+
+_LAST_STATEMENT = threading.local()  # per dbt thread: the statement whose rows are being fetched
 
 
 def _condense_errors(handler):
@@ -113,12 +141,14 @@ def _condense_errors(handler):
             with lock(), handler(self, sql), _statement_options(self, options, origin):
                 yield
         except DbtRuntimeError as error:
-            sentence = about_the_write(condensed(error.msg), sql)
+            sentence = about_the_write(condensed(error.msg), sql, error.msg)
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
         except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
-            raise DbtRuntimeError(about_the_write(condensed(str(error)), sql)) from error
+            raise DbtRuntimeError(about_the_write(condensed(str(error)), sql, str(error))) from error
+        finally:
+            _LAST_STATEMENT.sql = sql  # its rows are fetched after this handler (_condense_fetch_errors)
 
     exception_handler.lakeplan = True
     return exception_handler
@@ -152,7 +182,8 @@ def _condense_fetch_errors(fetch):
             raise
         except Exception as error:
             AdapterLogger("Spark").debug(f"Error while fetching a result:\n{error}")
-            raise DbtRuntimeError(condensed(str(error))) from error
+            sql = getattr(_LAST_STATEMENT, "sql", "")
+            raise DbtRuntimeError(about_the_write(condensed(str(error)), sql, str(error))) from error
 
     get_result_from_cursor.lakeplan = True
     return classmethod(get_result_from_cursor)

@@ -3,6 +3,8 @@ them at parse time, and the plan hands them to the macros, which check members' 
 
 from __future__ import annotations
 
+import re
+
 FAMILIES = {
     **dict.fromkeys(
         ["tinyint", "byte", "smallint", "short", "int", "integer", "bigint", "long", "float", "real", "double",
@@ -35,3 +37,137 @@ def base_type(data_type: str) -> str:
 def family(data_type: str) -> str | None:
     """The type's family, or None when Spark has no such type (`decimall`)."""
     return FAMILIES.get(base_type(data_type))
+
+
+# Spark 3.5's grammar of a data type (SqlBaseParser.g4, rule `dataType`) and the checks its AstBuilder adds
+# (visitPrimitiveDataType, DecimalType): transcribed, because no library parses it as Spark does. sqlglot's Spark
+# dialect accepts what Spark refuses (`array<int`, `int)`, `text`, `json`) and refuses `void`; pyspark's own parser
+# runs in the JVM, which `dbt parse` does not start.
+#   dataType := ARRAY '<' dataType '>' | MAP '<' dataType ',' dataType '>'
+#             | STRUCT ('<' (field (',' field)*)? '>' | '<>')
+#             | INTERVAL (YEAR | MONTH) (TO MONTH)? | INTERVAL (DAY | HOUR | MINUTE | SECOND) (TO (HOUR | MINUTE | SECOND))?
+#             | identifier ('(' INTEGER (',' INTEGER)* ')')?
+#   field    := identifier ':'? dataType (NOT NULL)? (COMMENT string)?
+PRIMITIVES = {  # a primitive type's names -> how many integer parameters it takes
+    **dict.fromkeys(["boolean", "tinyint", "byte", "smallint", "short", "int", "integer", "bigint", "long", "float",
+                     "real", "double", "date", "timestamp", "timestamp_ntz", "timestamp_ltz", "string", "binary",
+                     "void", "interval"], (0,)),
+    **dict.fromkeys(["char", "character", "varchar"], (1,)),
+    **dict.fromkeys(["decimal", "dec", "numeric"], (0, 1, 2)),
+}  # fmt: skip
+MAX_DECIMAL_PRECISION = 38
+_TOKEN = re.compile(r"\s*(?:(<>|[<>(),:])|(`(?:[^`]|``)*`)|('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")|(\w+))")
+_INTERVAL_UNITS = (("year", "month"), ("month",), ("day", "hour", "minute", "second"), ("hour", "minute", "second"))
+
+
+class SparkTypeError(ValueError):
+    """Text that is no Spark data type; the message says where and why."""
+
+
+def type_problem(text: str) -> str | None:
+    """Why Spark 3.5 would not parse `text` as a data type, or None when it would."""
+    try:
+        parse_data_type(text)
+    except SparkTypeError as error:
+        return str(error)
+    return None
+
+
+def parse_data_type(text: str) -> None:
+    """Raises SparkTypeError unless Spark 3.5 parses `text` as a data type."""
+    tokens, at = [], 0
+    while at < len(text.rstrip()):
+        match = _TOKEN.match(text, at)
+        if match is None or match.end() == at:
+            raise SparkTypeError(f"`{text[at:].strip()[:20]}` is no part of a type")
+        tokens.append(next(group for group in match.groups() if group is not None))
+        at = match.end()
+    position = _data_type(tokens, 0)
+    if position < len(tokens):
+        raise SparkTypeError(f"`{' '.join(tokens[position:])}` follows a complete type")
+
+
+def _expect(tokens: list[str], position: int, wanted: str) -> int:
+    found = tokens[position] if position < len(tokens) else None
+    if found is None or found.lower() != wanted:
+        raise SparkTypeError(f"`{wanted}` expected {'at the end' if found is None else f'before `{found}`'}")
+    return position + 1
+
+
+def _data_type(tokens: list[str], position: int) -> int:
+    if position >= len(tokens):
+        raise SparkTypeError("a type expected at the end")
+    name = tokens[position].lower()
+    following = tokens[position + 1] if position + 1 < len(tokens) else None
+    if name == "array" and following == "<":
+        return _expect(tokens, _data_type(tokens, position + 2), ">")
+    if name == "map" and following == "<":
+        return _expect(tokens, _data_type(tokens, _expect(tokens, _data_type(tokens, position + 2), ",")), ">")
+    if name == "struct" and following == "<>":
+        return position + 2
+    if name == "struct" and following == "<":
+        return _struct_fields(tokens, position + 2)
+    if name == "interval" and following and following.lower() in _INTERVAL_UNITS[0] + _INTERVAL_UNITS[2]:
+        return _interval(tokens, position + 1)
+    return _primitive(tokens, position)
+
+
+def _struct_fields(tokens: list[str], position: int) -> int:
+    while position < len(tokens) and tokens[position] != ">":
+        if not (tokens[position].startswith("`") or re.fullmatch(r"\w+", tokens[position])):
+            raise SparkTypeError(f"a field name expected before `{tokens[position]}`")
+        position += 2 if tokens[position + 1 : position + 2] == [":"] else 1
+        position = _data_type(tokens, position)
+        if [t.lower() for t in tokens[position : position + 2]] == ["not", "null"]:
+            position += 2
+        if position < len(tokens) and tokens[position].lower() == "comment":
+            if position + 1 >= len(tokens) or tokens[position + 1][0] not in "'\"":
+                raise SparkTypeError("a quoted comment expected after `comment`")
+            position += 2
+        if position >= len(tokens) or tokens[position] != ",":
+            break
+        position += 1
+        if position < len(tokens) and tokens[position] == ">":
+            raise SparkTypeError("a field expected after `,`")
+    return _expect(tokens, position, ">")
+
+
+def _interval(tokens: list[str], position: int) -> int:
+    start = tokens[position].lower()
+    ends = _INTERVAL_UNITS[1] if start in _INTERVAL_UNITS[0] else _INTERVAL_UNITS[3]
+    if position + 1 < len(tokens) and tokens[position + 1].lower() == "to":
+        if position + 2 >= len(tokens) or tokens[position + 2].lower() not in ends:
+            raise SparkTypeError(f"`interval {start} to` takes one of {', '.join(ends)}")
+        return position + 3
+    return position + 1
+
+
+def _primitive(tokens: list[str], position: int) -> int:
+    name = tokens[position].lower()
+    if name in ("array", "map", "struct"):
+        raise SparkTypeError(f"`{name}` needs its element types in `<...>`")
+    if name not in PRIMITIVES:
+        raise SparkTypeError(f"`{tokens[position]}` is no Spark type")
+    position += 1
+    parameters = []
+    if position < len(tokens) and tokens[position] == "(":
+        position += 1
+        while True:
+            if position >= len(tokens) or not tokens[position].isdigit():
+                raise SparkTypeError(f"an integer expected in `{name}(...)`")
+            parameters.append(int(tokens[position]))
+            position += 1
+            if position < len(tokens) and tokens[position] == ",":
+                position += 1
+                continue
+            position = _expect(tokens, position, ")")
+            break
+    if len(parameters) not in PRIMITIVES[name]:
+        counts = " or ".join(str(count) for count in PRIMITIVES[name])
+        raise SparkTypeError(f"`{name}` takes {counts} parameter(s), not {len(parameters)}")
+    if name in ("decimal", "dec", "numeric") and parameters:
+        precision, scale = parameters[0], parameters[1] if len(parameters) == 2 else 0
+        if precision > MAX_DECIMAL_PRECISION or scale > precision:
+            raise SparkTypeError(f"`{name}({', '.join(map(str, parameters))})` needs a precision of at most "
+                                 f"{MAX_DECIMAL_PRECISION} and a scale of at most the precision")  # fmt: skip
+    return position

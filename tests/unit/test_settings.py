@@ -92,3 +92,17 @@ def test_the_merge_rule_table_lists_exactly_the_declared_rules():
     table = text[text.index("| `meta: {merge: …}` |"):].split("\n\n")[0].splitlines()[2:]
     listed = {name for row in table for name in re.findall(r"`(\w+)`", row.split("|")[1])}
     assert listed == set(RULES)
+
+
+@pytest.mark.parametrize("place, raw", [
+    ("model", {"unique_key": ["id", "Id"]}),
+    ("model", {"keyed_by": ["K", "k"]}),
+    ("source", {"primary_key": ["id", "ID"]}),
+    ("source", {"pre_keyed_by": ["a", "A"]}),
+    ("model", {"sequence_groups": {"v": ["a", "A"]}}),
+    ("model", {"sequence_groups": {"v": ["a"], "V": ["b"]}}),
+])  # fmt: skip
+def test_a_column_list_that_names_one_column_twice_is_refused(place, raw):
+    [found] = problems(place, "model `m`", raw)[1]
+    assert "are one column, as Spark ignores case in column names; list each column once" in found
+    assert re.search(r"`(\w+)` and `(?!\1`)(?i:\1)`", found)  # both spellings, as written

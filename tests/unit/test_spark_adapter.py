@@ -1,5 +1,7 @@
 """lakeplan's fixes to dbt-spark's adapter: quoting, an existing table's format, and errors without the Java stack."""
 
+import pytest
+
 from dbt_lakeplan.spark_adapter import about_the_write, condensed, quote, with_table_format
 
 ICEBERG = "Type: EXTERNAL\nProvider: hive\nTable Properties: [current-snapshot-id=1, table_type=ICEBERG]\n"
@@ -116,3 +118,30 @@ def test_any_other_refusal_of_a_members_query_names_the_member():
                        f"query of `kept_a`. (Spark: {sentence})")
     # a failure that is not Spark's answer to the query keeps its own sentence
     assert about_the_write("Connection reset by peer", STAGE) == "Connection reset by peer"
+
+
+ASSERTED = ("An error occurred while calling o40.sql.\n: org.apache.spark.SparkException: Job aborted due to stage "
+            "failure: Task 0 in stage 0.0 failed 1 times, most recent failure: Lost task 0.0 in stage 0.0 (TID 0) "
+            "(192.0.2.2 executor driver): java.lang.RuntimeException: '(v#550 < 0)' is not true!\n\tat org.x(Y.java)")
+
+
+@pytest.mark.parametrize("label, named", [
+    ("-- write group 1 of 2 of `wide`: `m1`", "Member `m1` of `wide` failed while `wide` was written: "),
+    ("-- write group 2 of 2 of `wide`: `m1`, `m2`", "A member of `wide` (`m1`, `m2`) failed while `wide` was written: "),
+    ("    -- deletes of `wide`: `cdc`", "Member `cdc` of `wide` failed while `wide` was written: "),
+    ("    -- upsert `current`", "The query of upsert `current` failed while `current` was written: "),
+], ids=["one_member", "group", "deletes", "upsert"])  # fmt: skip
+def test_a_check_in_the_models_own_sql_is_named_with_the_target_and_the_fix(label, named):
+    sentence = "'(v#550 < 0)' is not true!"
+    message = about_the_write(sentence, f"{label}\nmerge into t using s", ASSERTED)
+    assert message.startswith(named + sentence + "; ") and " is unchanged. Fix: correct the check or the data in " in message
+
+
+def test_lakeplans_own_checks_and_other_failures_keep_their_sentence():
+    sql = "-- write group 1 of 1 of `wide`: `m`\nmerge into wide"
+    guard = "NULL primary key (id) in member `m` of `wide`"  # names the target already
+    assert about_the_write(guard, sql, f"[USER_RAISED_EXCEPTION] {guard}") == guard
+    assert about_the_write("Connection reset", sql, "Connection reset") == "Connection reset"
+    assert about_the_write("'x' is not true!", "select 1", ASSERTED) == "'x' is not true!"  # no model's statement
+    raised = "[USER_RAISED_EXCEPTION] boom SQLSTATE: P0001"  # raise_error's form after Spark 3.5
+    assert about_the_write("boom", sql, raised).startswith("Member `m` of `wide` failed while `wide` was written: boom;")

@@ -40,8 +40,16 @@
     {%- endfor -%}
     {%- do lakeplan.lakeplan_validate_partial_update_overlaps(plans, spec) -%}
     {%- do lakeplan.lakeplan_validate_tombstone_sequence(plans, spec) -%}
+    {%- set creates = existing is none or existing.is_view or lakeplan.should_full_refresh() -%}
+    {%- if not creates -%}
+        {%- set declared = [] -%}
+        {%- for column in spec.columns -%}{%- do declared.append({'name': column.name, 'dtype': column.data_type}) -%}{%- endfor -%}
+        {%- do lakeplan.lakeplan_validate_stored_types(existing, declared, spec.owner, 'its YAML now declares',
+            'set its data_type back to {stored}, or rebuild the table with `dbt run -s ' ~ spec.model
+            ~ ' --full-refresh` (from this run\'s rows alone).') -%}
+    {%- endif -%}
     {{ return({'spec': spec, 'relation': this.incorporate(type='table'), 'existing': existing, 'plans': plans,
-        'creates': existing is none or existing.is_view or lakeplan.should_full_refresh()}) }}
+        'creates': creates}) }}
 {% endmacro %}
 
 {#- What `dbt compile` shows for a target: the statements `dbt run` would send now, built by the same macros from

@@ -218,7 +218,7 @@
     Those members share one sequence (the planner refuses two), each delete keeps its member's own value of it: the
     members' types are widened by the UNION, never cast to another member's. -#}
 {% macro lakeplan_partial_update_tombstones(relation, plans, spec, creates, record=true) %}
-    {%- set deletes = [] -%}
+    {%- set deletes, deleting = [], [] -%}
     {%- set keys, present = [], [] -%}
     {%- for column in spec.columns if column.name | lower in spec.unique_key | map('lower') | list -%}
         {%- set name = lakeplan.lakeplan_quote(column.name) -%}
@@ -228,14 +228,17 @@
     {%- for plan in plans if spec.on_delete == 'remove_record' -%}
         {%- for member in plan.members if member.config.op_column and member.config.sequence_by -%}
             {%- set sequence = lakeplan.lakeplan_quote(member.config.sequence_by) -%}
+            {%- do deleting.append('`' ~ member.config.name ~ '`') -%}
             {%- do deletes.append('select ' ~ keys | join(', ') ~ ', ' ~ sequence
                 ~ ' as lakeplan_sequence from ' ~ member.view ~ ' where '
                 ~ lakeplan.lakeplan_quote(member.config.op_column) ~ " = '-D' and " ~ present | join(' and ')) -%}
         {%- endfor -%}
     {%- endfor -%}
     {%- if not deletes -%}{{ return(none) }}{%- endif -%}
+    {#- the line naming the members whose deletes these are, for an error their SQL raises (spark_adapter.py) -#}
+    {%- set label = '\n-- deletes of `' ~ spec.model ~ '`: ' ~ deleting | join(', ') ~ '\n' -%}
     {{ return(lakeplan.lakeplan_write_tombstones(
-        relation, deletes | join('\nunion all\n'), spec.unique_key, creates, record)) }}
+        relation, label ~ deletes | join('\nunion all\n'), spec.unique_key, creates, record)) }}
 {% endmacro %}
 
 {#- Of the CTEs dbt compiled into this target (every member and the ephemeral models they read), those one

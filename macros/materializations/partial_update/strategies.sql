@@ -32,7 +32,8 @@
             {%- do sequences.append("'" ~ family ~ "', " ~ (lakeplan.lakeplan_quote(member.config.sequence_by)
                 if family == member.sequence_family else 'null')) -%}
         {%- endfor -%}
-        {%- set sequence_value = 'named_struct(' ~ sequences | join(', ') ~ ')' if sequences else 'cast(null as int)' -%}
+        {%- set sequence_value = 'named_struct(' ~ sequences | join(', ') ~ ')' if sequences
+            else 'cast(null as int)' -%}
         {%- do projections.append(
             "named_struct('sequence', " ~ sequence_value ~ ", 'member', " ~ position ~ ') as lakeplan_order') -%}
         {%- set op_column = member.config.op_column -%}

@@ -39,6 +39,12 @@
     where {{ guard }}
 {% endmacro %}
 
+{#- The comment line naming the upsert a statement writes, for an error its query raises
+    (plugins/dbt_lakeplan/spark_adapter.py reads it). -#}
+{% macro lakeplan_upsert_label(spec) %}
+    {{ return('\n-- upsert `' ~ spec.model ~ '`\n') }}
+{% endmacro %}
+
 {#- This run's deletes for the tombstones: the key and the sequence of every checked -D row. -#}
 {% macro lakeplan_changelog_deletes_sql(sql, spec) %}
     select {{ lakeplan.lakeplan_quote_list(spec.unique_key) }}, {{ lakeplan.lakeplan_quote(spec.sequence_by) }} as lakeplan_sequence

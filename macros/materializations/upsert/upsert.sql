@@ -16,9 +16,15 @@
     {{ run_hooks(pre_hooks) }}
 
     {%- set creates = existing_relation is none or existing_relation.is_view or lakeplan.should_full_refresh() -%}
+    {%- if not creates -%}
+        {%- do lakeplan.lakeplan_validate_stored_types(existing_relation, get_column_schema_from_query(compiled_code),
+            'upsert `' ~ model.name ~ '`', 'its query now gives',
+            'cast `{column}` back to {stored} in `' ~ model.name ~ '`, or rebuild the table with `dbt run -s '
+            ~ model.name ~ ' --full-refresh`.') -%}
+    {%- endif -%}
     {#- deletes are remembered (tombstones) where a sequence can tell a late row from a newer one -#}
-    {%- set tombstones = lakeplan.lakeplan_write_tombstones(target_relation,
-        lakeplan.lakeplan_changelog_deletes_sql(compiled_code, spec), spec.unique_key, creates) if spec.sequence_by else none -%}
+    {%- set tombstones = lakeplan.lakeplan_write_tombstones(target_relation, lakeplan.lakeplan_upsert_label(spec)
+        ~ lakeplan.lakeplan_changelog_deletes_sql(compiled_code, spec), spec.unique_key, creates) if spec.sequence_by else none -%}
     {%- call statement('stage_changes') -%}
         create or replace temporary view {{ changes_relation }} as
         {{ lakeplan.lakeplan_changelog_latest_sql(compiled_code, spec, query_columns, tombstones) }}
@@ -32,11 +38,13 @@
             where {{ lakeplan.lakeplan_quote(spec.op_column) }} != '-D'
         {%- endset -%}
         {%- call statement('main') -%}
-            {{ create_table_as(False, target_relation, initial_rows) }}
+            {{ lakeplan.lakeplan_upsert_label(spec) }}
+            {{- create_table_as(False, target_relation, initial_rows) }}
         {%- endcall -%}
     {%- else -%}
         {%- call statement('main') -%}
             {{ lakeplan.lakeplan_statement_options(lakeplan.lakeplan_merge_session_options(target_relation)) }}
+            {{- lakeplan.lakeplan_upsert_label(spec) }}
             {{- lakeplan.lakeplan_upsert_merge_sql(target_relation, changes_relation, spec, columns) }}
         {%- endcall -%}
     {%- endif -%}

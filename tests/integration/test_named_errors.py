@@ -1,0 +1,116 @@
+"""Every error names what failed: the model or member, the column, the value and the fix, in one sentence, and
+leaves the table as it was; what can be known without a database is refused when dbt parses the project."""
+
+import pytest
+
+from tests.conftest import snapshots, write_files
+from tests.integration.test_partial_update import member, rows, target_yml
+
+VALUES = "batch,id,a,b\n1,1,1,10\n2,1,-5,20\n"
+BATCH = "from {{ ref('vals') }} where batch = {{ var('batch') }} and assert_true(a >= 0) is null"
+WIDE = {
+    "seeds/vals.csv": VALUES,
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint", "b": "bigint"}),
+}
+
+
+@pytest.mark.parametrize("members, named", [
+    ({"models/m1.sql": member("wide", f"select id, a, b {BATCH}")},
+     "Member `m1` of `wide` failed while `wide` was written: '(a#"),
+    ({"models/m1.sql": member("wide", f"select id, a {BATCH}"),
+      "models/m2.sql": member("wide", "select id, b from {{ ref('vals') }} where batch = {{ var('batch') }}")},
+     "A member of `wide` (`m1`, `m2`) failed while `wide` was written: '(a#"),
+], ids=["one_member", "two_members"])  # fmt: skip
+def test_a_members_own_check_names_the_target_and_its_members(make_project, spark, members, named):
+    project = make_project("named_member_check", {**WIDE, **members})
+    project.run("seed")
+    project.run("run", "--vars", "{batch: 1}")
+    relation = "lakeplan_named_member_check.wide"
+    before = snapshots(spark, relation)
+    log = project.fail("run", "--vars", "{batch: 2}")
+    assert named in log
+    assert "is not true!; `wide` is unchanged. Fix: correct the check or the data in " in log
+    assert rows(spark, relation) == [(1, 1, 10)] and snapshots(spark, relation) == before
+
+
+@pytest.mark.parametrize("sequence", ["", ", sequence_by='b'"], ids=["merge", "tombstones_first"])
+def test_an_upserts_own_check_names_the_model(make_project, spark, sequence):
+    project = make_project("named_upsert_check", {
+        "seeds/vals.csv": VALUES,
+        "models/current.sql": f"{{{{ config(materialized='upsert', unique_key='id'{sequence}) }}}}\n"
+                              f"select id, a, b, if(b > 0, '+I', '-D') as _op {BATCH}",  # not a constant: read
+    })  # fmt: skip
+    project.run("seed")
+    project.run("run", "--vars", "{batch: 1}")
+    relation = "lakeplan_named_upsert_check.current"
+    before = snapshots(spark, relation)
+    log = project.fail("run", "--vars", "{batch: 2}")
+    assert "The query of upsert `current` failed while `current` was written: '(a#" in log
+    assert "is not true!; `current` is unchanged. Fix: correct the check or the data in `current`'s query" in log
+    assert rows(spark, relation) == [(1, 1, 10)] and snapshots(spark, relation) == before
+
+
+@pytest.mark.parametrize("kind", ["partial_update", "upsert"])
+def test_a_key_whose_type_changed_is_named_before_anything_is_written(make_project, spark, kind):
+    key = "cast(id as {})"
+    files = {
+        "partial_update": lambda key_type: {
+            **WIDE, "models/wide.yml": target_yml("wide", {"id": key_type, "a": "bigint", "b": "bigint"}),
+            "models/m1.sql": member("wide", "select id, a, b from {{ ref('vals') }} where batch = 1")},
+        "upsert": lambda key_type: {
+            "seeds/vals.csv": VALUES,
+            "models/wide.sql": "{{ config(materialized='upsert', unique_key='id') }}\n"
+                               f"select {key.format(key_type)} as id, a, b, '+I' as _op from {{{{ ref('vals') }}}} "
+                               "where batch = 1"},
+    }[kind]  # fmt: skip
+    project = make_project(f"named_key_type_{kind}", files("bigint"))
+    project.run("seed")
+    project.run("run")
+    relation = f"lakeplan_named_key_type_{kind}.wide"
+    before = snapshots(spark, relation)
+    write_files(project.path, files("string"))
+    log = project.fail("run", "--vars", "{lakeplan_accept_state: [wide]}")  # the changed logic accepted: its types next
+    owner, source, fix = {
+        "partial_update": ("partial-update target `wide`", "its YAML now declares",
+                           "Fix: set its data_type back to bigint, or rebuild the table with `dbt run -s wide --full-refresh`"),
+        "upsert": ("upsert `wide`", "its query now gives",
+                   "Fix: cast `id` back to bigint in `wide`, or rebuild the table with `dbt run -s wide --full-refresh`"),
+    }[kind]  # fmt: skip
+    assert (f"Column `id` of {owner} is stored as bigint, but {source} string, which the table cannot take without a "
+            "cast that may lose values; `wide` is unchanged.") in log
+    assert fix in log
+    assert rows(spark, relation) == [(1, 1, 10)] and snapshots(spark, relation) == before
+
+
+@pytest.mark.parametrize("files, message", [
+    ({**WIDE, "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "decimal(38,6", "b": "bigint"}),
+      "models/m1.sql": member("wide", "select 1 as id")},
+     "Column `a` of partial-update target `wide` has data_type `decimal(38,6`, which is no Spark type (`)` expected "
+     "at the end)"),
+    ({"models/plain.sql": "{{ config(materialized='table', contract={'enforced': true}) }}\nselect 1 as id",
+      "models/plain.yml": "version: 2\nmodels:\n  - name: plain\n    columns:\n      - {name: id, data_type: 'array<int'}\n"},
+     "Column `id` of model `plain` has data_type `array<int`, which is no Spark type (`>` expected at the end)"),
+], ids=["target_column", "contract_column"])  # fmt: skip
+def test_a_data_type_spark_cannot_parse_stops_the_parse(make_project, spark, files, message):
+    project = make_project("named_data_type", files)
+    log = project.fail("parse")
+    assert message in log and "Fix: write a type Spark parses" in log
+
+
+DUPLICATE = "`id` and `Id` are one column, as Spark ignores case in column names; list each column once"
+
+
+@pytest.mark.parametrize("files, owner", [
+    ({"models/current.sql": "{{ config(materialized='upsert', unique_key=['id', 'Id']) }}\nselect 1 as id, '+I' as _op"},
+     "model `current` sets `unique_key: ['id', 'Id']`"),
+    ({**WIDE, "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint"}).replace(
+        '"unique_key": "id"', '"unique_key": ["id", "Id"]'), "models/m1.sql": member("wide", "select 1 as id")},
+     "model `wide` sets `unique_key: ['id', 'Id']`"),
+    ({"models/sources.yml": "version: 2\nsources:\n  - name: raw\n    tables:\n"
+                            "      - {name: changes, meta: {changelog_mode: all, primary_key: [id, Id]}}\n"},
+     "source `raw.changes` sets `primary_key: ['id', 'Id']`"),
+], ids=["upsert", "partial_update_target", "source_primary_key"])  # fmt: skip
+def test_a_key_that_names_one_column_twice_stops_the_parse(make_project, spark, files, owner):
+    log = make_project("named_duplicate_key", files).fail("parse")
+    assert owner in log and DUPLICATE in log

@@ -1,0 +1,44 @@
+"""A column's `data_type` is parsed as Spark 3.5 parses a data type (its grammar's `dataType` rule and the checks
+its AstBuilder adds), at parse time and without a JVM."""
+
+import pytest
+
+from dbt_lakeplan.spark_types import type_problem
+
+SPARK_TYPES = [
+    "bigint", "BIGINT", " int ", "integer", "long", "short", "byte", "real", "double", "boolean", "date", "timestamp",
+    "timestamp_ntz", "timestamp_ltz", "string", "binary", "void", "char(3)", "character(2)", "varchar(10)",
+    "decimal", "dec(5,2)", "numeric(5)", "Decimal(38, 6)", "array<int>", "map<string,int>",
+    "map<string, array<decimal(5,2)>>", "struct<>", "struct< >", "struct<a:int,b:string>",
+    "struct<a int, `b c`: string>", "struct<a:int not null comment 'why'>", "array<struct<a:map<int,int>>>",
+    "interval", "interval year", "interval year to month", "interval day to second", "interval hour",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("data_type", SPARK_TYPES)
+def test_every_form_of_sparks_type_grammar_parses(data_type):
+    assert type_problem(data_type) is None
+
+
+@pytest.mark.parametrize("data_type, reason", [
+    ("decimal(38,6", "`)` expected at the end"),
+    ("decimall(5,2)", "`decimall` is no Spark type"),
+    ("array<int", "`>` expected at the end"),
+    ("int)", "`)` follows a complete type"),
+    ("bigint bigint", "`bigint` follows a complete type"),
+    ("text", "`text` is no Spark type"),  # sqlglot's Spark dialect takes these three
+    ("json", "`json` is no Spark type"),
+    ("datetime", "`datetime` is no Spark type"),
+    ("varchar", "`varchar` takes 1 parameter(s), not 0"),
+    ("int(5)", "`int` takes 0 parameter(s), not 1"),
+    ("decimal(39,0)", "a precision of at most 38"),
+    ("decimal(5,6)", "a scale of at most the precision"),
+    ("array", "`array` needs its element types in `<...>`"),
+    ("map<int>", "`,` expected before `>`"),
+    ("struct<a:int,>", "a field expected after `,`"),
+    ("struct<a:int b:int>", "`>` expected before `b`"),
+    ("interval day to month", "`interval day to` takes one of hour, minute, second"),
+    ("bigint;", "`;` is no part of a type"),
+], ids=lambda value: value if " " not in value else None)  # fmt: skip
+def test_text_spark_would_refuse_says_where_and_why(data_type, reason):
+    assert reason in type_problem(data_type)
