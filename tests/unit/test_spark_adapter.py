@@ -1,6 +1,9 @@
-"""lakeplan's fixes to dbt-spark's adapter: quoting, an existing table's format, and errors without the Java stack."""
+"""lakeplan's fixes to dbt-spark's adapter: quoting, an existing table's format, missing columns, and errors without
+the Java stack."""
 
-from dbt_lakeplan.spark_adapter import about_the_write, condensed, quote, with_table_format
+from types import SimpleNamespace
+
+from dbt_lakeplan.spark_adapter import about_the_write, condensed, missing_columns, quote, with_table_format
 
 ICEBERG = "Type: EXTERNAL\nProvider: hive\nTable Properties: [current-snapshot-id=1, table_type=ICEBERG]\n"
 
@@ -116,3 +119,9 @@ def test_any_other_refusal_of_a_members_query_names_the_member():
                        f"query of `kept_a`. (Spark: {sentence})")
     # a failure that is not Spark's answer to the query keeps its own sentence
     assert about_the_write("Connection reset by peer", STAGE) == "Connection reset by peer"
+
+
+def test_a_column_is_missing_only_when_no_name_matches_it_case_insensitively():
+    staged = [SimpleNamespace(name=name) for name in ("id", "acctname", "NewCol")]
+    target = [SimpleNamespace(name=name) for name in ("id", "AcctName")]
+    assert [column.name for column in missing_columns(staged, target)] == ["NewCol"]
