@@ -44,9 +44,8 @@ up() {
   for port in "$master_port" "$thrift_port"; do
     ! port_open "$port" || fail "port $port is taken on 127.0.0.1; set LAKEPLAN_MASTER_PORT / LAKEPLAN_THRIFT_PORT."
   done
-  mkdir -p "$run" "$home/spark-conf" "$home/warehouse" "$home/metastore"
-  sed "s|@LAKEPLAN_HOME@|$home|g" "$repo/profiles/spark-defaults.conf.in" > "$home/spark-conf/spark-defaults.conf"
-  cp "$repo/profiles/log4j2.properties" "$home/spark-conf/"
+  mkdir -p "$run"
+  "$repo/.venv/bin/lakeplan" setup-spark --home "$home" --conf-only >/dev/null  # spark-conf, warehouse, metastore
   export SPARK_CONF_DIR="$home/spark-conf" SPARK_HOME="$spark_home" SPARK_LOCAL_IP=127.0.0.1 SPARK_NO_DAEMONIZE=1
   local class="$spark_home/bin/spark-class" url="spark://127.0.0.1:$master_port"
   start master "$class" org.apache.spark.deploy.master.Master --host 127.0.0.1 --port "$master_port" --webui-port "$master_ui"

@@ -18,6 +18,20 @@ mkdir -p "$dest"
 (cd "$repo" && git ls-files --cached --others --exclude-standard | grep -Ev "$EXAMPLE" |
   while read -r file; do [ -f "$file" ] && printf '%s\n' "$file"; done | tar -cf - -T -) | tar -xf - -C "$dest"
 mkdir -p "$dest/seeds" "$dest/snapshots"
+# dbt warns on every command about a config path that applies to nothing: the example's `marts` folder, and seeds and
+# snapshots while there are none. Their Iceberg setting is kept as a comment to restore with the first of them.
+sed -i -e '/^    marts:$/,/^      +materialized: table$/d' -e '/^seeds:$/,$d' "$dest/dbt_project.yml"
+cat >> "$dest/dbt_project.yml" <<'SEEDS'
+# With your first seed or snapshot, add its Iceberg setting (without it a seed becomes a Hive serde table and the
+# second `dbt seed` fails; dbt-spark refuses a snapshot that is not Iceberg). Not set before: dbt would warn, on
+# every command, that the path applies to nothing.
+# seeds:
+#   lakeplan:
+#     +file_format: iceberg
+# snapshots:
+#   lakeplan:
+#     +file_format: iceberg
+SEEDS
 # The template's README stays (features, settings, docs), under a note on what this project does not have.
 readme=$(cat "$dest/README.md")
 cat > "$dest/README.md" <<'NOTE'

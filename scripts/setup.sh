@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # Idempotent setup of everything lakeplan needs, inside the repository:
 #   .venv/                      pinned Python packages (requirements.txt + constraints.txt)
-#   .venv/.../pyspark/jars/     Iceberg 1.10.2 runtime + the Jackson classes it expects relocated
-#   .lakeplan/spark-conf/       SPARK_CONF_DIR: spark-defaults.conf and log4j2.properties
-#   .venv/bin/activate          also exports lakeplan's environment, so plain `dbt` works once activated
-# A stamp file records what was installed, so a second run only regenerates the Spark conf.
+#   .venv/.../pyspark/jars/     Iceberg 1.10.2 runtime + the Jackson classes it expects relocated   } `lakeplan
+#   .lakeplan/spark-conf/       SPARK_CONF_DIR: spark-defaults.conf and log4j2.properties            } setup-spark`
+#   .venv/bin/activate          also exports lakeplan's environment, so plain `dbt` works once activated }
+# A stamp file records what was installed, so a second run only reinstalls what is missing and rewrites the conf.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 venv="$repo/.venv"
 home="$repo/.lakeplan"
-iceberg_jar=iceberg-spark-runtime-3.5_2.12-1.10.2.jar
 jarjar=/usr/share/java/jarjar.jar
 
 fail() { printf 'lakeplan setup: %s\n' "$*" >&2; exit 1; }
@@ -56,61 +55,13 @@ ensure_jarjar() {
   fi
 }
 
-# The Iceberg 2.12 runtime jar refers to org.apache.iceberg.shaded.com.fasterxml.jackson.* but does not
-# ship it; relocating Spark's own Jackson jars to that package supplies exactly those classes.
-install_jars() {
-  local site jars source rules
-  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  jars="$site/pyspark/jars"
-  source="$site/snowpark_connect_deps_iceberg/jars/$iceberg_jar"
-  [ -f "$source" ] || fail "$iceberg_jar not found in snowpark-connect-deps-iceberg; reinstall with 'rm -rf .venv && make setup'."
-  cp "$source" "$jars/"
-  ensure_jarjar
-  rules=$(mktemp)
-  echo 'rule com.fasterxml.jackson.** org.apache.iceberg.shaded.com.fasterxml.jackson.@1' > "$rules"
-  for part in core databind annotations; do
-    local original flat relocated
-    original=$(ls "$jars"/jackson-"$part"-2.*.jar | head -1)
-    relocated="$jars/iceberg-shaded-$(basename "$original")"
-    # jackson-core is a multi-release jar; jarjar maps its META-INF/versions/* copies onto the same
-    # names and gives up, so relocate the Java 8 classes only (they run on every newer Java).
-    flat=$(mktemp --suffix=.jar)
-    "$venv/bin/python" - "$original" "$flat" <<'PY'
-import sys, zipfile
-with zipfile.ZipFile(sys.argv[1]) as src, zipfile.ZipFile(sys.argv[2], "w", zipfile.ZIP_DEFLATED) as dst:
-    for entry in src.infolist():
-        if not entry.filename.startswith("META-INF/versions/"):
-            dst.writestr(entry, src.read(entry))
-PY
-    rm -f "$relocated"
-    java -jar "$jarjar" process "$rules" "$flat" "$relocated"
-    rm -f "$flat"
-    # jarjar exits 0 even when it fails, so check its output instead.
-    [ -s "$relocated" ] || fail "relocating $(basename "$original") with jarjar failed (see above)."
-  done
-  rm -f "$rules"
-}
-
-write_spark_conf() {
-  mkdir -p "$home/spark-conf" "$home/warehouse" "$home/metastore"
-  sed "s|@LAKEPLAN_HOME@|$home|g" "$repo/profiles/spark-defaults.conf.in" > "$home/spark-conf/spark-defaults.conf"
-  cp "$repo/profiles/log4j2.properties" "$home/spark-conf/log4j2.properties"
-}
-
-# What `source .venv/bin/activate` adds to the venv's own variables: every path dbt, Spark and the example
-# need, so plain `dbt ...` works from the project root. LAKEPLAN_TPCH_DIR keeps a value set before activation.
-write_activation() {
-  local activate="$venv/bin/activate" begin='# >>> lakeplan (scripts/setup.sh) >>>' end='# <<< lakeplan <<<'
-  sed -i "\|^$begin\$|,\|^$end\$|d" "$activate"
-  cat >> "$activate" <<EOF
-$begin
-export LAKEPLAN_HOME="$home"
-export SPARK_CONF_DIR="\$LAKEPLAN_HOME/spark-conf"
-export DBT_PROFILES_DIR="$repo"
-export LAKEPLAN_TPCH_DIR="\${LAKEPLAN_TPCH_DIR:-\$LAKEPLAN_HOME/data/tpch/sf0.01}"
-export DBT_SEND_ANONYMOUS_USAGE_STATS=false DO_NOT_TRACK=1
-$end
-EOF
+# lakeplan's Spark for this repository: the Iceberg jars in the venv's pyspark, .lakeplan/spark-conf/ and the
+# activate script's block, by the same command a user runs in their own project (plugins/dbt_lakeplan/spark_setup.py),
+# plus what the template's own project needs: its profiles.yml and the example's TPC-H data (kept if set before).
+setup_spark() {
+  "$venv/bin/lakeplan" setup-spark --home "$home" --export DBT_PROFILES_DIR="$repo" \
+      --export 'LAKEPLAN_TPCH_DIR=${LAKEPLAN_TPCH_DIR:-$LAKEPLAN_HOME/data/tpch/sf0.01}' >/dev/null ||
+    fail "'lakeplan setup-spark' failed (see above); rerun 'make setup'."
 }
 
 main() {
@@ -119,12 +70,11 @@ main() {
   want=$(cat "$repo/requirements.txt" "$repo/constraints.txt" "$repo/pyproject.toml" "$0" | sha256sum | cut -c1-16)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     install_python_packages
-    install_jars
+    ensure_jarjar
     echo "$want" > "$stamp"
     step "done"
   fi
-  write_spark_conf
-  write_activation
+  setup_spark
 }
 
 main "$@"

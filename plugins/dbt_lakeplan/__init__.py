@@ -1,6 +1,6 @@
 """lakeplan's dbt plugin. dbt finds it as a top-level module named `dbt_*` with `plugins = [...]`.
 
-It also fixes two things in dbt-spark's adapter: quoting, and Iceberg tables' format (spark_adapter.py), and
+It also fixes dbt-spark's adapter: quoting, Iceberg tables' format, missing columns' names, errors (spark_adapter.py), and
 makes `dbt compile` of a partial-update target show its write (compiled_write.py).
 
 dbt calls a plugin's `get_manifest_artifacts` only when it writes JSON, after manifest.json is written, and

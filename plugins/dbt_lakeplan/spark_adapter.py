@@ -1,4 +1,4 @@
-"""Three fixes to dbt-spark's adapter and one addition, installed once per process by lakeplan's plugin.
+"""Four fixes to dbt-spark's adapter and one addition, installed once per process by lakeplan's plugin.
 
 Quoting: dbt-spark wraps a name in backticks without escaping a backtick inside it, so a column such as
 `Seq`No` breaks every statement that names it (seeds first). Spark escapes a backtick by doubling it.
@@ -7,6 +7,11 @@ Table format: dbt-spark reads the format from the `Provider:` line of SHOW TABLE
 Iceberg table is a Hive metastore entry printed as `Provider: hive` with the table property
 `table_type=ICEBERG`, so dbt-spark takes every Iceberg table for a Hive one: snapshots refuse it ("in another
 format than 'delta' or 'iceberg' or 'hudi'") and insert_overwrite writes Hive syntax. The property decides.
+
+Missing columns: dbt compares column names as they are written (`AcctName` is not `acctname`), Spark as it
+resolves them, case-insensitively. A view in this catalog reports its columns in lower case (the Hive metastore's
+schema), so a snapshot, whose new rows are staged in a view, took its target's `AcctName` for a missing column
+and failed to add it again on its second run ([FIELDS_ALREADY_EXISTS]). Names compare as Spark compares them.
 
 Errors: a statement that fails inside a Spark task (a row guard's `raise_error`, a value that does not fit)
 reaches dbt as the task's whole Java stack, 100-150 lines around one sentence. dbt-spark already logs the full
@@ -120,6 +125,12 @@ def raised_by_the_query(sentence: str, target: str, members: str | None) -> str:
     return f"{whose} failed while {target} was written: {sentence.rstrip('.')}; {target} is unchanged. Fix: correct {fix}."
 
 
+def missing_columns(source: list, target: list) -> list:
+    """The columns of `source` that `target` lacks, names compared as Spark resolves them (case-insensitively)."""
+    present = {column.name.lower() for column in target}
+    return [column for column in source if column.name.lower() not in present]
+
+
 def quote(identifier: object) -> str:
     """A Spark identifier for any name: backticks around it, a backtick inside doubled. Like dbt-spark's own
     quote, it takes any value (Spark's `database` is None, which dbt's adapter tests quote)."""
@@ -190,7 +201,8 @@ def _condense_fetch_errors(fetch):
 
 
 def install() -> None:
-    """Replaces dbt-spark's quoting, wraps its relation listing and its error handler, once per process."""
+    """Replaces dbt-spark's quoting and missing-column comparison, wraps its relation listing and its error handler,
+    once per process."""
     from dbt.adapters.spark.connections import SparkConnectionManager
     from dbt.adapters.spark.impl import SparkAdapter
 
@@ -203,6 +215,8 @@ def install() -> None:
     if getattr(build, "lakeplan", False):
         return
     SparkAdapter.quote = lambda self, identifier: quote(identifier)
+    SparkAdapter.get_missing_columns = lambda self, source, target: missing_columns(
+        self.get_columns_in_relation(source), self.get_columns_in_relation(target))
 
     def build_spark_relation_list(self, row_list, relation_info_func):
         def information(row):

@@ -25,7 +25,9 @@ def test_a_new_project_has_no_example_and_builds(tmp_path, spark, monkeypatch):
     assert [test.name for test in (new / "tests").rglob("test_*.py") if needs_example.search(test.read_text())] == []
     monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan_new_project")
     spark.sql("drop schema if exists lakeplan_new_project cascade")
-    result = DbtProject(new).run("build")
+    project = DbtProject(new)
+    result = project.run("build")
+    assert "unused configuration paths" not in project.shown  # dbt warned on every command (marts, seeds, snapshots)
     assert {r.node.name for r in result.result.results if r.node.resource_type == "model"} == {
         "stg_customer_order_status_changes", "customer_order_status"}
     assert snapshots(spark, "lakeplan_new_project.customer_order_status") >= 1

@@ -1,8 +1,11 @@
-"""lakeplan's fixes to dbt-spark's adapter: quoting, an existing table's format, and errors without the Java stack."""
+"""lakeplan's fixes to dbt-spark's adapter: quoting, an existing table's format, missing columns, and errors without
+the Java stack."""
+
+from types import SimpleNamespace
 
 import pytest
 
-from dbt_lakeplan.spark_adapter import about_the_write, condensed, quote, with_table_format
+from dbt_lakeplan.spark_adapter import about_the_write, condensed, missing_columns, quote, with_table_format
 
 ICEBERG = "Type: EXTERNAL\nProvider: hive\nTable Properties: [current-snapshot-id=1, table_type=ICEBERG]\n"
 
@@ -145,3 +148,9 @@ def test_lakeplans_own_checks_and_other_failures_keep_their_sentence():
     assert about_the_write("'x' is not true!", "select 1", ASSERTED) == "'x' is not true!"  # no model's statement
     raised = "[USER_RAISED_EXCEPTION] boom SQLSTATE: P0001"  # raise_error's form after Spark 3.5
     assert about_the_write("boom", sql, raised).startswith("Member `m` of `wide` failed while `wide` was written: boom;")
+
+
+def test_a_column_is_missing_only_when_no_name_matches_it_case_insensitively():
+    staged = [SimpleNamespace(name=name) for name in ("id", "acctname", "NewCol")]
+    target = [SimpleNamespace(name=name) for name in ("id", "AcctName")]
+    assert [column.name for column in missing_columns(staged, target)] == ["NewCol"]
