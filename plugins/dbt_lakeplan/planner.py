@@ -195,7 +195,7 @@ def _check_data_types(node, kind: str, found: list[str]) -> None:
         if reason:
             found.append(
                 f"Column `{column_name}` of {kind} `{node.name}` has data_type `{column.data_type}`, which is no Spark "
-                f"type ({reason}). Fix: write a type Spark parses, such as bigint, int, double, decimal(10,2), string, "
+                f"type ({reason}). Fix: use a type Spark parses, such as bigint, int, double, decimal(10,2), string, "
                 "boolean, date, timestamp, array<string>, map<string,int> or struct<a:int,b:string>."
             )
 

@@ -95,7 +95,7 @@ def test_a_key_whose_type_changed_is_named_before_anything_is_written(make_proje
 def test_a_data_type_spark_cannot_parse_stops_the_parse(make_project, spark, files, message):
     project = make_project("named_data_type", files)
     log = project.fail("parse")
-    assert message in log and "Fix: write a type Spark parses" in log
+    assert message in log and "Fix: use a type Spark parses" in log
 
 
 DUPLICATE = "`id` and `Id` are one column, as Spark ignores case in column names; list each column once"

@@ -2,6 +2,7 @@
 
 from dbt_lakeplan.digest import Member, digest_id, digest_text
 from dbt_lakeplan.grouping import group_members, ungrouped_reason
+from dbt_lakeplan.partial_update import tombstone_sequence
 
 
 def member(name, target="model.p.wide", **settings):
@@ -63,3 +64,15 @@ def test_a_group_of_one_works_and_says_why():
 def test_grouping_does_not_depend_on_input_order():
     members = [member(n, write_options={"o": n[0]}) for n in ["b1", "a1", "b2", "a2"]]
     assert names(group_members(members, True)) == names(group_members(list(reversed(members)), True))
+
+
+def test_the_tombstones_hold_the_one_sequence_of_the_members_that_delete():
+    seen, cdc = member("seen", sequence_by="last_seen_ts"), member("cdc", op_column="op", sequence_by="Seq")
+    problems = []
+    assert tombstone_sequence("wide", "remove_record", [seen, cdc, member("plain", op_column="op")], problems) == "seq"
+    assert tombstone_sequence("wide", "ignore", [cdc], problems) is None  # no delete is remembered
+    assert problems == []
+    other = member("other", op_column="op", sequence_by="ts")
+    assert tombstone_sequence("wide", "remove_record", [cdc, other], problems) is None
+    assert problems and problems[0].startswith("Members `cdc` (sequence_by `Seq`), `other` (sequence_by `ts`) of "
+                                               "partial-update target `wide` are changelogs")
