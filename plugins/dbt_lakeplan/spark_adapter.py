@@ -19,6 +19,9 @@ error at debug level; the user is shown the sentence.
 
 Statement options: the same handler sets the Spark settings a lakeplan statement's header asks for around that
 statement alone (statement_options.py).
+
+Cancel: dbt-spark's session method cancels nothing. The handler refuses a cancelled model's next statement unless its
+write has committed, and the Spark jobs of each connection carry a tag its cancel stops (cancel.py).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import re
 import threading
 
 from dbt_lakeplan import statement_options
+from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence
 
 PROVIDER_LINE = re.compile(r"^Provider: .*$", re.MULTILINE)
 JAVA_FRAME = re.compile(r"^\s*at [\w$.<>]+\(")
@@ -55,6 +59,9 @@ DATA_ERROR = re.compile(r"Lost task [^\n]*?\): java\.lang\.RuntimeException: "
                         r"|\[(?:USER_RAISED_EXCEPTION|DIVIDE_BY_ZERO|CAST_INVALID_INPUT|CAST_OVERFLOW|ARITHMETIC_OVERFLOW)\]")
 # the line naming the member whose query a partial-update write stages as a temp view (plan.sql)
 STAGED_MEMBER = re.compile(r"^\s*-- stage member (`[^`\n]*`) of (`[^`\n]*`)$", re.MULTILINE)
+# what dbt's handler wraps around an adapter macro (`execute_macro`): its statements, not a statement; a cancel waiting
+# for it to end would hold dbt's connection lock, which those statements need to start
+ADAPTER_MACRO = re.compile(r"\Amacro \w+\Z")
 # the class that opens Spark's sentence for an error in a query (and for many others)
 ERROR_CLASS = re.compile(r"\[[A-Z_.]+\]")
 # what Spark says of a table or schema a query reads that does not exist (a member's input not built yet)
@@ -148,16 +155,19 @@ def _condense_errors(handler):
         options, origin = statement_options.header_of(sql)
         session = statement_options.SESSION
         lock = session.exclusive if options else session.shared
+        connection = self.get_if_exists()  # before the statement: a cancel holds dbt's lock while a commit ends
         try:
-            with lock(), handler(self, sql), _statement_options(self, options, origin):
+            with lock(), handler(self, sql), _statement_options(connection, options, origin), \
+                    _cancellable(connection, sql):
                 yield
         except DbtRuntimeError as error:
-            sentence = about_the_write(condensed(error.msg), sql, error.msg)
+            sentence = _cancelled(connection) or about_the_write(condensed(error.msg), sql, error.msg)
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
         except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
-            raise DbtRuntimeError(about_the_write(condensed(str(error)), sql, str(error))) from error
+            sentence = _cancelled(connection) or about_the_write(condensed(str(error)), sql, str(error))
+            raise DbtRuntimeError(sentence) from error
         finally:
             _LAST_STATEMENT.sql = sql  # its rows are fetched after this handler (_condense_fetch_errors)
 
@@ -165,16 +175,74 @@ def _condense_errors(handler):
     return exception_handler
 
 
-def _statement_options(connections, options: dict, origin: str):
+def _statement_options(connection, options: dict, origin: str):
     """The settings a statement's header asks for, set through cursors of their own on the statement's session
     (dbt's connection wrapper keeps one cursor, the statement's)."""
     if not options:
         return contextlib.nullcontext()
     from dbt.adapters.events.logging import AdapterLogger
 
-    session = connections.get_thread_connection().handle.handle
+    session = connection.handle.handle
     forced = getattr(session, "server_side_parameters", None)  # the session method's; thrift sets them once
     return statement_options.applied(session.cursor, options, AdapterLogger("Spark").debug, forced, origin)
+
+
+def _job_tag(connection) -> str:
+    return f"lakeplan-connection-{id(connection)}"
+
+
+def _spark_context(connection):
+    """The session method's SparkContext, once a statement has started it; None for other methods."""
+    if connection is None or getattr(connection.credentials, "method", None) != "session":
+        return None
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context
+
+
+@contextlib.contextmanager
+def _cancellable(connection, sql: str):
+    """The statement under the connection's cancel state, its Spark jobs tagged with the connection (pyspark pins a
+    thread to its JVM thread, whose jobs carry the tags it adds)."""
+    if connection is None or ADAPTER_MACRO.match(sql):  # no node's; a macro's own statements come through here
+        yield
+        return
+    context = _spark_context(connection)
+    if context is not None:
+        context.addJobTag(_job_tag(connection))
+    with CANCELLATIONS.statement(connection, sql):
+        yield
+
+
+def _cancelled(connection) -> str | None:
+    """The sentence for a statement that failed because its model was cancelled before its write committed."""
+    if connection is None or not CANCELLATIONS.is_cancelled(connection) or CANCELLATIONS.past_commit(connection):
+        return None
+    return cancelled_sentence(connection.name)
+
+
+def _cancel_writes(cancel, cancel_open):
+    """dbt's cancel of a connection marks it cancelled (cancel.py) and stops its Spark jobs; a model whose write
+    committed is left out of what dbt reports cancelled."""
+
+    def cancel_connection(self, connection) -> None:
+        def stop_jobs() -> None:
+            context = _spark_context(connection)
+            if context is None:
+                cancel(self, connection)  # the Thrift method cancels its operation
+            else:
+                context.cancelJobsWithTag(_job_tag(connection))
+
+        CANCELLATIONS.cancel(connection, stop_jobs)
+
+    def cancel_open_connections(self) -> list[str]:
+        names = cancel_open(self)
+        with self.lock:
+            written = {c.name for c in self.thread_connections.values() if CANCELLATIONS.past_commit(c)}
+        return [name for name in names if name not in written]
+
+    cancel_connection.lakeplan = True
+    return cancel_connection, cancel_open_connections
 
 
 def _condense_fetch_errors(fetch):
@@ -210,6 +278,8 @@ def install() -> None:
         SparkConnectionManager.exception_handler = _condense_errors(SparkConnectionManager.exception_handler)
         fetch = SparkConnectionManager.get_result_from_cursor.__func__
         SparkConnectionManager.get_result_from_cursor = _condense_fetch_errors(fetch)
+        SparkConnectionManager.cancel, SparkConnectionManager.cancel_open = _cancel_writes(
+            SparkConnectionManager.cancel, SparkConnectionManager.cancel_open)
 
     build = SparkAdapter._build_spark_relation_list
     if getattr(build, "lakeplan", False):

@@ -48,7 +48,7 @@
     an existing table, an Iceberg branch of it that `main` then fast-forwards to; when the write creates the
     table, a staging table that one CREATE OR REPLACE TABLE AS SELECT copies. `prepared`: the target's
     lakeplan_partial_update_prepare. Returns the statements in the order they run, [{name, sql}]: a named one runs
-    as dbt's `statement(name)` (`main` is the one dbt keeps), the others are DDL without a result. Only this run's
+    as dbt's `statement(name)` (`main`, the commit, is the one dbt keeps), the others are DDL without a result. Only this run's
     tombstones are written here, before the statements that read them; `record=false` (`dbt compile`) writes
     nothing. -#}
 {% macro lakeplan_partial_update_steps(prepared, record=true) %}
@@ -69,9 +69,10 @@
         {%- endif -%}
     {%- endif -%}
     {%- set after = [] -%}
+    {%- set commit = lakeplan.lakeplan_commit_marker(target) -%}
     {%- if plans | length == 1 -%}
         {%- set writes = [{'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
-            target, plans[0], spec, creates, lakeplan.lakeplan_partial_update_group_label(plans, 0, spec))}] -%}
+            target, plans[0], spec, creates, commit ~ lakeplan.lakeplan_partial_update_group_label(plans, 0, spec))}] -%}
     {%- else -%}
         {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
         {#- a copy a failed run left is replaced, or removed, by the next run of the target -#}
@@ -86,12 +87,12 @@
         {%- endfor -%}
         {%- if creates -%}
             {%- do writes.append({'name': 'main',
-                'sql': lakeplan.lakeplan_partial_update_create_sql(target, 'select * from ' ~ staging)}) -%}
+                'sql': commit ~ lakeplan.lakeplan_partial_update_create_sql(target, 'select * from ' ~ staging)}) -%}
             {%- do after.extend(['drop table ' ~ staging ~ ' purge'] + ([drop_branch] if load_relation(target) else [])) -%}
         {%- else -%}
             {%- do before.extend((['drop table ' ~ staging ~ ' purge'] if load_relation(staging) else [])
                 + ['alter table ' ~ target ~ ' create or replace branch lakeplan_write']) -%}
-            {%- do writes.append({'name': 'main', 'sql': 'call system.fast_forward('
+            {%- do writes.append({'name': 'main', 'sql': commit ~ 'call system.fast_forward('
                 ~ lakeplan.lakeplan_string_literal(target | string) ~ ", 'main', 'lakeplan_write')"}) -%}
             {%- do after.append(drop_branch) -%}
         {%- endif -%}

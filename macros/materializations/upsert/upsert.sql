@@ -38,12 +38,13 @@
             where {{ lakeplan.lakeplan_quote(spec.op_column) }} != '-D'
         {%- endset -%}
         {%- call statement('main') -%}
-            {{ lakeplan.lakeplan_upsert_label(spec) }}
+            {{ lakeplan.lakeplan_commit_marker(target_relation) }}{{ lakeplan.lakeplan_upsert_label(spec) }}
             {{- create_table_as(False, target_relation, initial_rows) }}
         {%- endcall -%}
     {%- else -%}
         {%- call statement('main') -%}
             {{ lakeplan.lakeplan_statement_options(lakeplan.lakeplan_merge_session_options(target_relation)) }}
+            {{- lakeplan.lakeplan_commit_marker(target_relation) }}
             {{- lakeplan.lakeplan_upsert_label(spec) }}
             {{- lakeplan.lakeplan_upsert_merge_sql(target_relation, changes_relation, spec, columns) }}
         {%- endcall -%}
