@@ -39,8 +39,14 @@
         {%- do plans.append(lakeplan.lakeplan_partial_update_plan(group, spec)) -%}
     {%- endfor -%}
     {%- do lakeplan.lakeplan_validate_partial_update_overlaps(plans, spec) -%}
+    {%- set creates = existing is none or existing.is_view or lakeplan.should_full_refresh() -%}
+    {#- the table is created with the declared types and every member value is cast to them (checked above): an
+        enforced contract adds that a kept table holds those types -#}
+    {%- if config.get('contract').enforced and not creates -%}
+        {%- do lakeplan.lakeplan_assert_contract(spec.owner, none, this) -%}
+    {%- endif -%}
     {{ return({'spec': spec, 'relation': this.incorporate(type='table'), 'existing': existing, 'plans': plans,
-        'creates': existing is none or existing.is_view or lakeplan.should_full_refresh()}) }}
+        'creates': creates}) }}
 {% endmacro %}
 
 {#- What `dbt compile` shows for a target: the statements `dbt run` would send now, built by the same macros from
