@@ -80,3 +80,93 @@ def test_an_enforced_contract_on_a_partial_update_target_checks_its_table(make_p
     assert snapshots(spark, relation) == before
     project.run("run", "--full-refresh")
     assert dict(spark.table(relation).dtypes)["stock"] == "bigint"
+
+
+CHANGELOG_SOURCE = """
+version: 2
+sources:
+  - name: cdc
+    schema: lakeplan_{name}
+    tables:
+      - name: changes
+        meta: {{changelog_mode: all, primary_key: [id], sequence_by: seq, op_column: op}}
+"""
+EMPTY = {
+    "seeds/changes.csv": CHANGES,
+    "models/sources.yml": CHANGELOG_SOURCE.format(name="empty"),
+    # an upsert over a real changelog source, read through scan_source (whose column check describes the table)
+    "models/current.sql": (
+        "{{ config(materialized='upsert', unique_key='id', sequence_by='seq', op_column='op') }}\n"
+        "select id, op, seq, val from {{ scan_source('cdc', 'changes') }} where batch <= {{ var('batch', 1) }}"
+    ),
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": target_yml("wide", {"id": "bigint", "seq": "bigint", "val": "string", "n": "bigint"},
+                                  partial_update_on_delete="remove_record"),  # fmt: skip
+    "models/wide_cdc.sql": member("wide", "select id, op, seq, val from {{ ref('changes') }} where batch <= "
+                                  "{{ var('batch', 1) }}", op_column="op", sequence_by="seq"),  # fmt: skip
+    "models/wide_n.sql": member("wide", "select id, count(*) as n from {{ ref('changes') }} group by id"),
+    "models/keyed.sql": (
+        "{{ config(materialized='table', keyed_by='id', key_groups=2) }}\nselect id, val from {{ ref('changes') }}"
+    ),
+}
+EMPTY_TABLES = ["current", "current__lakeplan_tombstones", "wide", "wide__lakeplan_tombstones"]
+
+
+def test_empty_builds_every_model_and_writes_no_existing_table(make_project, spark):
+    project = make_project("empty", EMPTY)
+    project.run("seed")
+    # a first run under --empty creates the tables, empty, as dbt's incremental does
+    project.run("build", "--empty", "--exclude", "resource_type:seed")
+    assert [spark.table(f"lakeplan_empty.{t}").count() for t in ["current", "wide", "keyed"]] == [0, 0, 0]
+
+    project.run("run", "--vars", "{batch: 2}")
+    tables = {t: (snapshots(spark, f"lakeplan_empty.{t}"), rows(spark, f"lakeplan_empty.{t}")) for t in EMPTY_TABLES}
+    assert tables["current"][1] == [(1, 3, "c")] and tables["wide"][1] == [(1, 3, "c", 2)]
+    assert tables["current__lakeplan_tombstones"][1][0][:2] == (2, 2)  # key 2's delete, remembered
+    for empty_run in (["build", "--empty"], ["run", "--empty", "--full-refresh"]):
+        project.run(*empty_run, "--exclude", "resource_type:seed", "--vars", "{batch: 2}")
+        after = {t: (snapshots(spark, f"lakeplan_empty.{t}"), rows(spark, f"lakeplan_empty.{t}")) for t in EMPTY_TABLES}
+        assert after == tables, empty_run  # not one commit, not one row changed
+        assert spark.table("lakeplan_empty.keyed").count() == 0  # dbt's table: rebuilt, empty, as dbt documents
+
+
+SCHEMA_CHANGE_SQL = (
+    "{{{{ config(materialized='upsert', unique_key='id', sequence_by='seq', op_column='op', "
+    "on_schema_change='{setting}') }}}}\n"
+    "select * from {{{{ source('cdc', 'changes') }}}} where batch = {{{{ var('batch', 1) }}}}"
+)
+SCHEMA_CASES = {  # the upsert's rows (batch, id, seq, ...) after the changed source's batch 2
+    "ignore": [(1, 2, 1, "b"), (2, 1, 3, "c")],  # `extra` is not written
+    "append_new_columns": [(1, 2, 1, "b", None), (2, 1, 3, "c", "new")],
+    "sync_all_columns": [(1, 2, 1, None), (2, 1, 3, "new")],  # `val` dropped, `extra` added
+}
+
+
+@pytest.mark.parametrize("setting", ["ignore", "append_new_columns", "sync_all_columns", "fail"])
+def test_on_schema_change_applies_to_an_upsert(make_project, spark, setting):
+    name = f"schema_{setting}"
+    project = make_project(name, {
+        "seeds/changes.csv": "batch,id,op,seq,val\n1,1,+I,1,a\n1,2,+I,1,b\n",
+        "models/sources.yml": CHANGELOG_SOURCE.format(name=name),
+        "models/current.sql": SCHEMA_CHANGE_SQL.format(setting=setting),
+    })  # fmt: skip
+    source, relation = f"lakeplan_{name}.changes", f"lakeplan_{name}.current"
+    project.run("seed")
+    project.run("run")
+    spark.sql(f"alter table {source} add columns (extra string)")
+    if setting == "sync_all_columns":
+        spark.sql(f"alter table {source} drop column val")
+        spark.sql(f"insert into {source} (batch, id, op, seq, extra) values (2, 1, '+U', 3, 'new')")
+    else:
+        spark.sql(f"insert into {source} values (2, 1, '+U', 3, 'c', 'new')")
+    before = snapshots(spark, relation)
+    if setting == "fail":
+        log = project.fail("run", "--vars", "{batch: 2}")
+        assert (f"model `current` has on_schema_change: fail, and its query no longer matches its table {relation} "
+                "(new `extra` string); nothing was written. Fix: set on_schema_change to append_new_columns or "
+                "sync_all_columns") in log  # fmt: skip
+        assert snapshots(spark, relation) == before and rows(spark, relation) == [(1, 1, 1, "a"), (1, 2, 1, "b")]
+        return
+    project.run("run", "--vars", "{batch: 2}")
+    assert rows(spark, relation) == SCHEMA_CASES[setting]
+    assert snapshots(spark, relation) == before + 1

@@ -82,3 +82,30 @@ def test_a_bad_tombstone_retention_is_refused_before_anything_is_written(make_pr
     assert f"model `current` sets `tombstone_retention_days: {value}`" in log
     assert "Fix: e.g. `tombstone_retention_days: 30`" in log
     assert not spark.catalog.tableExists(f"lakeplan_retention_{value.strip(chr(39))}.current")
+
+
+@pytest.mark.parametrize("kind, files, table", [
+    ("upsert", UPSERT, "current"),
+    ("partial_update", PARTIAL_UPDATE, "wide"),
+])  # fmt: skip
+def test_a_full_refresh_keeps_remembered_deletes_unless_told_to_forget(make_project, spark, kind, files, table):
+    project = make_project(f"refresh_{kind}", files)
+    project.run("seed")
+    relation = f"lakeplan_refresh_{kind}.{table}"
+    project.run("run", "--vars", "{batch: 1}")  # key 2 inserted and deleted (lsn 13)
+    # a rebuild from a changelog that now holds only key 2's late +U (lsn 12): the delete still wins
+    project.run("run", "--full-refresh", "--vars", "{batch: 2}")
+    assert [r[:2] for r in rows(spark, f"{relation}__lakeplan_tombstones")] == [(2, 13)]
+    assert sorted(tuple(r) for r in spark.sql(f"select id, lsn, val from {relation}").collect()) == [
+        (3, 2, "three again")]
+    project.run("run", "--full-refresh", "--vars", f"{{batch: 2, lakeplan_forget_deletes: [{table}]}}")
+    assert not spark.catalog.tableExists(f"{relation}__lakeplan_tombstones")  # no delete left to remember
+    assert sorted(tuple(r) for r in spark.sql(f"select id, lsn, val from {relation}").collect()) == [
+        (2, 12, "late"), (3, 2, "three again")]
+
+
+def test_forgetting_the_deletes_of_a_model_that_does_not_exist_is_refused(make_project):
+    project = make_project("forget_unknown", UPSERT)
+    log = project.fail("run", "--full-refresh", "--vars", "{batch: 1, lakeplan_forget_deletes: [curent]}")
+    assert ("The project sets lakeplan_forget_deletes [curent], but no model is named `curent`. Fix: name the "
+            "`upsert` or partial-update target whose remembered deletes a rebuild forgets") in log
