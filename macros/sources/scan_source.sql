@@ -15,7 +15,7 @@
         {%- do lakeplan.lakeplan_check_source_columns(spec, scan.columns) -%}
     {%- else -%}
         {%- set scan = {'sql': relation, 'partitioned': spec.keyed is not none} -%}
-        {#- the table itself: under --empty (or a sample) `relation` renders as a subquery, which DESCRIBE cannot read -#}
+        {#- the table itself: under --empty `relation` renders as a subquery, which DESCRIBE cannot read -#}
         {%- set table = api.Relation.create(database=relation.database, schema=relation.schema,
             identifier=relation.identifier, type=relation.type) -%}
         {%- if spec.keyed -%}

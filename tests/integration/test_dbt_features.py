@@ -170,3 +170,40 @@ def test_on_schema_change_applies_to_an_upsert(make_project, spark, setting):
     project.run("run", "--vars", "{batch: 2}")
     assert rows(spark, relation) == SCHEMA_CASES[setting]
     assert snapshots(spark, relation) == before + 1
+
+
+def test_on_schema_change_where_it_cannot_apply_is_said_at_parse(make_project):
+    project = make_project("schema_parse", {
+        "seeds/changes.csv": CHANGES,
+        "models/current.sql": UPSERT_SQL.replace("op_column='op'", "op_column='op', on_schema_change='append'"),
+        "models/product.sql": "{{ config(on_schema_change='append_new_columns') }}\n{{ partial_update_target() }}",
+        "models/product.yml": target_yml("product", TARGET_COLUMNS),
+        "models/stock.sql": member("product", "select 1 as id, 10 as stock"),
+    })  # fmt: skip
+    log = project.fail("parse")
+    assert "model `current` sets on_schema_change: 'append', which an `upsert` does not know. Fix: set one of " \
+           "ignore, fail, append_new_columns, sync_all_columns." in log
+    write_files(project.path, {"models/current.sql": UPSERT_SQL})
+    project.run("parse")
+    assert ("lakeplan: model `product` sets on_schema_change: append_new_columns, which a partial-update target does "
+            "not follow") in project.shown
+
+
+def test_sync_all_columns_refuses_a_type_iceberg_cannot_change_in_place(make_project, spark):
+    project = make_project("schema_retype", {
+        "seeds/changes.csv": "batch,id,op,seq,val\n1,1,+I,1,a\n",
+        "models/sources.yml": CHANGELOG_SOURCE.format(name="schema_retype"),
+        "models/current.sql": SCHEMA_CHANGE_SQL.format(setting="sync_all_columns"),
+    })  # fmt: skip
+    source, relation = "lakeplan_schema_retype.changes", "lakeplan_schema_retype.current"
+    project.run("seed")
+    project.run("run")
+    spark.sql(f"alter table {source} drop column val")
+    spark.sql(f"alter table {source} add columns (val int)")
+    spark.sql(f"insert into {source} values (2, 1, '+U', 3, 7)")
+    before = snapshots(spark, relation)
+    log = project.fail("run", "--vars", "{batch: 2}")
+    assert (f"model `current` has on_schema_change: sync_all_columns, and its query now selects `val` as int where its "
+            f"table {relation} holds string, a change Iceberg cannot make in place") in log
+    assert snapshots(spark, relation) == before and rows(spark, relation) == [(1, 1, 1, "a")]
+    assert dict(spark.table(relation).dtypes)["val"] == "string"

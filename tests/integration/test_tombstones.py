@@ -33,6 +33,7 @@ PARTIAL_UPDATE = {
         op_column="op", sequence_by="lsn",
     ),
 }
+KINDS = [("upsert", UPSERT, "current"), ("partial_update", PARTIAL_UPDATE, "wide")]  # what remembers deletes
 AFTER = {
     1: [(3, 1, "three")],
     2: [(3, 2, "three again")],  # the late +U of key 2 (lsn 12) loses against its delete (lsn 13)
@@ -40,10 +41,7 @@ AFTER = {
 }
 
 
-@pytest.mark.parametrize("kind, files, table", [
-    ("upsert", UPSERT, "current"),
-    ("partial_update", PARTIAL_UPDATE, "wide"),
-])  # fmt: skip
+@pytest.mark.parametrize("kind, files, table", KINDS)
 def test_a_late_row_loses_against_a_delete_of_an_earlier_run(make_project, spark, kind, files, table):
     project = make_project(f"tombstones_{kind}", files)
     project.run("seed")
@@ -84,10 +82,7 @@ def test_a_bad_tombstone_retention_is_refused_before_anything_is_written(make_pr
     assert not spark.catalog.tableExists(f"lakeplan_retention_{value.strip(chr(39))}.current")
 
 
-@pytest.mark.parametrize("kind, files, table", [
-    ("upsert", UPSERT, "current"),
-    ("partial_update", PARTIAL_UPDATE, "wide"),
-])  # fmt: skip
+@pytest.mark.parametrize("kind, files, table", KINDS)
 def test_a_full_refresh_keeps_remembered_deletes_unless_told_to_forget(make_project, spark, kind, files, table):
     project = make_project(f"refresh_{kind}", files)
     project.run("seed")
