@@ -27,7 +27,8 @@ The planner hands each source and model one plan, in its config as `lakeplan_pla
 `target/manifest.json`); the macros read lakeplan's settings only from there. Version {PLAN_VERSION}:
 
 - every model: `version`, `model`, `key` (`unique_key` as a list), `distribution: {{parallelism}}`,
-  `keyed: {{keys, key_groups}}` or null, `on_state_mismatch`, `accept_state` (listed in `lakeplan_accept_state`);
+  `keyed: {{keys, key_groups}}` or null, `on_state_mismatch`, `accept_state` (listed in `lakeplan_accept_state`),
+  `forget_deletes` (listed in `lakeplan_forget_deletes`);
 - an `upsert` and a partial-update target add `full_rewrite_max_mib`;
 - an `upsert` adds `upsert: {{op_column, sequence_by, tombstone_retention_days}}`;
 - a partial-update target adds `partial_update: {{columns: [{{name, data_type}}], on_delete,

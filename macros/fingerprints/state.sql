@@ -45,9 +45,10 @@
     {{ return('') }}
 {% endmacro %}
 
-{#- The check guards writes: `dbt run` and `dbt build`. compile, docs generate, show and ls never stop on it. -#}
+{#- The check guards writes: `dbt run` and `dbt build`. compile, docs generate, show and ls never stop on it, nor
+    does --empty, which writes no existing table. -#}
 {% macro lakeplan_state_check_applies() %}
-    {{ return(execute and flags.WHICH in ['run', 'build']) }}
+    {{ return(execute and flags.WHICH in ['run', 'build'] and not lakeplan.lakeplan_empty_run()) }}
 {% endmacro %}
 
 {% macro lakeplan_is_stateful(node=none) %}

@@ -15,13 +15,16 @@
         {%- do lakeplan.lakeplan_check_source_columns(spec, scan.columns) -%}
     {%- else -%}
         {%- set scan = {'sql': relation, 'partitioned': spec.keyed is not none} -%}
+        {#- the table itself: under --empty `relation` renders as a subquery, which DESCRIBE cannot read -#}
+        {%- set table = api.Relation.create(database=relation.database, schema=relation.schema,
+            identifier=relation.identifier, type=relation.type) -%}
         {%- if spec.keyed -%}
-            {%- do lakeplan.lakeplan_check_keyed_layout(relation, spec.keyed, spec.owner, 'pre_keyed_by',
+            {%- do lakeplan.lakeplan_check_keyed_layout(table, spec.keyed, spec.owner, 'pre_keyed_by',
                 'declare the table\'s real layout, or rebuild the table bucketed by the declared key into '
                 ~ spec.keyed.key_groups ~ ' buckets.') -%}
         {%- endif -%}
         {%- if spec.primary_key or spec.sequence_by or spec.changelog_mode != 'insert_only' -%}
-            {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
+            {%- set columns = adapter.get_columns_in_relation(table) | map(attribute='name') | list -%}
             {%- if columns -%}{%- do lakeplan.lakeplan_check_source_columns(spec, columns) -%}{%- endif -%}
         {%- endif -%}
     {%- endif -%}

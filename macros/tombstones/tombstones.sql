@@ -17,9 +17,10 @@
 {% endmacro %}
 
 {#- Records this run's deletes: `deletes` is a query of the key columns and `lakeplan_sequence` (one row per -D);
-    per key the highest sequence is kept. `creates` starts the side table afresh (first run, --full-refresh).
-    Returns the side table, or none while it holds no tombstone (then the write need not read it). A run without
-    deletes and without expired tombstones writes nothing to it; `record=false` writes nothing at all. -#}
+    per key the highest sequence is kept. `creates` starts the side table afresh (lakeplan_forgets_deletes: a first
+    run; a --full-refresh keeps it unless told to forget). Returns the side table, or none while it holds no tombstone
+    (then the write need not read it). A run without deletes and without expired tombstones writes nothing to it;
+    `record=false` (`dbt compile`, `--empty`) writes nothing at all. -#}
 {% macro lakeplan_write_tombstones(relation, deletes, keys, creates, record=true) %}
     {%- set tombstones = lakeplan.lakeplan_tombstone_relation(relation) -%}
     {%- set existing = none if creates else load_relation(tombstones) -%}
@@ -36,7 +37,7 @@
         ~ tombstones ~ ')' if existing else '0, 0' -%}
     {%- set counts = run_query('select (select count(*) from (' ~ latest ~ ')), ' ~ stored).rows[0] -%}
     {%- set new, expiring, kept = counts[0], counts[1], counts[2] - counts[1] -%}
-    {%- if not record -%}{#- counted only (`dbt compile`) -#}
+    {%- if not record -%}{#- counted only (`dbt compile`, `--empty`) -#}
     {%- elif existing is none -%}
         {%- do lakeplan.lakeplan_execute('create or replace table ' ~ tombstones ~ ' using iceberg as ' ~ latest
             if new > 0 else 'drop table if exists ' ~ tombstones ~ ' purge') -%}

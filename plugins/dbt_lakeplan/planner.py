@@ -17,6 +17,8 @@ from typing import Any
 
 from dbt.adapters.spark.impl import SparkConfig
 from dbt.artifacts.resources import ModelConfig
+from dbt.events.types import JinjaLogWarning
+from dbt_common.events.functions import warn_or_error
 from dbt_common.exceptions import CompilationError
 
 from dbt_lakeplan import partial_update
@@ -31,6 +33,7 @@ TARGET_ONLY = ("partial_update_on_delete", "sequence_groups")
 TABLES = ("table", "incremental", "upsert", partial_update.TARGET_MATERIALIZATION)  # what a layout can apply to
 MERGED = ("upsert", partial_update.TARGET_MATERIALIZATION)  # lakeplan's materializations that write by MERGE
 MERGE_ONLY = ("full_rewrite_max_mib", "tombstone_retention_days")  # settings of those MERGEs
+ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")  # dbt's, as for an incremental
 # dbt's and dbt-spark's own model configs: never a misspelt lakeplan setting
 DBT_MODEL_CONFIGS = frozenset(
     {f.name for f in dataclasses.fields(ModelConfig) + dataclasses.fields(SparkConfig)}
@@ -182,6 +185,16 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
                          "set `file_format: iceberg`.")  # fmt: skip
     if materialized == "upsert":
         plan["upsert"] = _upsert(node, settings, found)
+    if materialized == "upsert" and node.config.get("on_schema_change") not in ON_SCHEMA_CHANGE:
+        found.append(f"{owner} sets on_schema_change: {node.config.get('on_schema_change')!r}, which an `upsert` does "
+                     f"not know. Fix: set one of {', '.join(ON_SCHEMA_CHANGE)}.")  # fmt: skip
+    if (is_target or is_member) and node.config.get("on_schema_change") not in (None, "ignore"):
+        warn_or_error(JinjaLogWarning(msg=(
+            f"lakeplan: {owner} sets on_schema_change: {node.config.get('on_schema_change')}, which a partial-update "
+            f"{'target' if is_target else 'member'} does not follow: the target's columns are the ones its YAML "
+            "declares (a newly declared column is added to the table on its next run; a member column the YAML lacks "
+            "is an error). Fix: remove on_schema_change from it, or set it to ignore where a project-wide default "
+            "reaches it.")), node=node)  # fmt: skip
     if is_target:
         plan["partial_update"] = partial_update.target_plan(node, settings, columns, found)
     return plan
@@ -221,7 +234,10 @@ def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[
     read = {node.unique_id: model_settings(node, found) for node in models}
     plans = {uid: model_plan(manifest.nodes[uid], *read[uid], found) for uid in read if read[uid][0] is not None}
     settings = {uid: read[uid][0] for uid in plans}
-    _accept_state(project, models, plans, found)
+    _listed_models("lakeplan_accept_state", "accept_state", project.lakeplan_accept_state, models, plans, found,
+                   "the stateful model whose changed logic you accept")
+    _listed_models("lakeplan_forget_deletes", "forget_deletes", project.lakeplan_forget_deletes, models, plans, found,
+                   "the `upsert` or partial-update target whose remembered deletes a rebuild forgets")
     members, groups = _partial_updates(models, settings, plans, project.reuse_sink_enabled, found)
     raise_problems(found)
 
@@ -244,16 +260,16 @@ def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[
     return project, partial_update.report(report_targets, groups, members, project.reuse_sink_enabled)
 
 
-def _accept_state(project: ProjectVars, models: list, plans: dict[str, dict], found: list[str]) -> None:
-    """`lakeplan_accept_state` names models; each model's plan says whether it is one of them."""
-    for name in sorted(set(project.lakeplan_accept_state) - {node.name for node in models}):
-        found.append(
-            f"The project sets lakeplan_accept_state [{name}], but no model is named `{name}`. Fix: name the stateful "
-            "model whose changed logic you accept, e.g. `--vars '{lakeplan_accept_state: [my_model]}'`."
-        )
+def _listed_models(var: str, key: str, names: list[str], models: list, plans: dict[str, dict], found: list[str],
+                   meant: str) -> None:
+    """A var that names models (`--vars '{<var>: [model]}'`): each model's plan says, under `key`, whether it is
+    one of them; a name no model has is a problem."""
+    for name in sorted(set(names) - {node.name for node in models}):
+        found.append(f"The project sets {var} [{name}], but no model is named `{name}`. Fix: name {meant}, e.g. "
+                     f"`--vars '{{{var}: [my_model]}}'`.")  # fmt: skip
     for node in models:
         if node.unique_id in plans:
-            plans[node.unique_id]["accept_state"] = node.name in project.lakeplan_accept_state
+            plans[node.unique_id][key] = node.name in names
 
 
 def _partial_updates(models: list, settings: dict[str, ModelSettings], plans: dict[str, dict], reuse_enabled: bool,

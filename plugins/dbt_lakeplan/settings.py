@@ -174,6 +174,9 @@ class ProjectVars(Settings):
         "v3", "`v3` (chaining-agnostic, FLIP-411) or `v2` (ephemeral inlining counts)", False, "v2")
     lakeplan_accept_state: Names = setting(
         [], "models whose changed logic is accepted without a rebuild (`--vars`)", False, ["customer_360"])
+    lakeplan_forget_deletes: ColumnNames = setting(
+        [], "models whose remembered deletes (tombstones) a rebuild (`--full-refresh`) forgets; by default a rebuild "
+        "keeps them (`--vars`)", False, ["orders_current"])
 
 
 SCHEMAS: dict[str, type[Settings]] = {

@@ -33,6 +33,7 @@ PARTIAL_UPDATE = {
         op_column="op", sequence_by="lsn",
     ),
 }
+KINDS = [("upsert", UPSERT, "current"), ("partial_update", PARTIAL_UPDATE, "wide")]  # what remembers deletes
 AFTER = {
     1: [(3, 1, "three")],
     2: [(3, 2, "three again")],  # the late +U of key 2 (lsn 12) loses against its delete (lsn 13)
@@ -40,10 +41,7 @@ AFTER = {
 }
 
 
-@pytest.mark.parametrize("kind, files, table", [
-    ("upsert", UPSERT, "current"),
-    ("partial_update", PARTIAL_UPDATE, "wide"),
-])  # fmt: skip
+@pytest.mark.parametrize("kind, files, table", KINDS)
 def test_a_late_row_loses_against_a_delete_of_an_earlier_run(make_project, spark, kind, files, table):
     project = make_project(f"tombstones_{kind}", files)
     project.run("seed")
@@ -157,3 +155,27 @@ def test_deletes_that_cannot_be_ordered_are_refused_before_any_write(make_projec
     log = project.fail(command)
     assert message in log and "Fix: " in log
     assert not spark.catalog.tableExists(f"lakeplan_tombstone_{command}.wide")
+
+
+@pytest.mark.parametrize("kind, files, table", KINDS)
+def test_a_full_refresh_keeps_remembered_deletes_unless_told_to_forget(make_project, spark, kind, files, table):
+    project = make_project(f"refresh_{kind}", files)
+    project.run("seed")
+    relation = f"lakeplan_refresh_{kind}.{table}"
+    project.run("run", "--vars", "{batch: 1}")  # key 2 inserted and deleted (lsn 13)
+    # a rebuild from a changelog that now holds only key 2's late +U (lsn 12): the delete still wins
+    project.run("run", "--full-refresh", "--vars", "{batch: 2}")
+    assert [r[:2] for r in rows(spark, f"{relation}__lakeplan_tombstones")] == [(2, 13)]
+    assert sorted(tuple(r) for r in spark.sql(f"select id, lsn, val from {relation}").collect()) == [
+        (3, 2, "three again")]
+    project.run("run", "--full-refresh", "--vars", f"{{batch: 2, lakeplan_forget_deletes: [{table}]}}")
+    assert not spark.catalog.tableExists(f"{relation}__lakeplan_tombstones")  # no delete left to remember
+    assert sorted(tuple(r) for r in spark.sql(f"select id, lsn, val from {relation}").collect()) == [
+        (2, 12, "late"), (3, 2, "three again")]
+
+
+def test_forgetting_the_deletes_of_a_model_that_does_not_exist_is_refused(make_project):
+    project = make_project("forget_unknown", UPSERT)
+    log = project.fail("run", "--full-refresh", "--vars", "{batch: 1, lakeplan_forget_deletes: [curent]}")
+    assert ("The project sets lakeplan_forget_deletes [curent], but no model is named `curent`. Fix: name the "
+            "`upsert` or partial-update target whose remembered deletes a rebuild forgets") in log

@@ -48,6 +48,11 @@
             'set its data_type back to {stored}, or rebuild the table with `dbt run -s ' ~ spec.model
             ~ ' --full-refresh` (from this run\'s rows alone).') -%}
     {%- endif -%}
+    {#- the table is created with the declared types and every member value is cast to them (checked above): an
+        enforced contract adds that a kept table holds those types -#}
+    {%- if config.get('contract').enforced and not creates -%}
+        {%- do lakeplan.lakeplan_assert_contract(spec.owner, none, this) -%}
+    {%- endif -%}
     {{ return({'spec': spec, 'relation': this.incorporate(type='table'), 'existing': existing, 'plans': plans,
         'creates': creates}) }}
 {% endmacro %}

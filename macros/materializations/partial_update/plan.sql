@@ -53,8 +53,19 @@
     nothing. -#}
 {% macro lakeplan_partial_update_steps(prepared, record=true) %}
     {%- set target, plans, spec, creates = prepared.relation, prepared.plans, prepared.spec, prepared.creates -%}
-    {%- set tombstones = lakeplan.lakeplan_partial_update_tombstones(target, plans, spec, creates, record) -%}
+    {%- set writes = record and lakeplan.lakeplan_writes(prepared.existing) -%}
+    {%- set tombstones = lakeplan.lakeplan_partial_update_tombstones(target, plans, spec,
+        lakeplan.lakeplan_forgets_deletes(creates, prepared.existing), writes) -%}
     {%- do spec.update({'tombstones': tombstones}) -%}
+    {%- if record and not writes -%}
+        {#- --empty: each group's rows are collapsed and counted (zero), the table is not written -#}
+        {%- set counts = [] -%}
+        {%- for plan in plans -%}
+            {%- do counts.append('select 1 from (' ~ lakeplan.lakeplan_partial_update_collapse_sql(
+                plan, spec, lakeplan.lakeplan_partial_update_layout(plan, spec)) ~ ')') -%}
+        {%- endfor -%}
+        {{ return([{'name': 'main', 'sql': lakeplan.lakeplan_empty_run_sql(counts | join('\nunion all\n'))}]) }}
+    {%- endif -%}
     {#- the columns the YAML newly declares (a new member's): a change of the table's schema, not of its rows, so
         it is made first, on the table itself, and stays (NULL) if the write then fails -#}
     {%- set before = [] -%}

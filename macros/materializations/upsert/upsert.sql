@@ -2,7 +2,8 @@
     the latest change per key by `sequence_by` wins, -D deletes, -U is ignored, late rows never overwrite
     newer ones, also when a delete of an earlier run is newer (its tombstone, with `sequence_by`). One statement
     per run on the table: a CREATE on the first run (or --full-refresh), else one MERGE; in runs that delete, one
-    before it on the tombstones' side table (macros/tombstones/). -#}
+    before it on the tombstones' side table (macros/tombstones/). Before anything is written: an enforced contract
+    and the table's `on_schema_change` are checked. Under `--empty` an existing table is not written at all. -#}
 {% materialization upsert, adapter='spark' %}
     {%- set spec = lakeplan.lakeplan_validate_get_upsert_spec() -%}
     {%- set target_relation = this.incorporate(type='table') -%}
@@ -12,25 +13,40 @@
     {%- set query_columns = get_columns_in_query(compiled_code) -%}
     {%- do lakeplan.lakeplan_validate_upsert_columns(spec, query_columns) -%}
     {%- set columns = query_columns | reject('equalto', spec.op_column) | list -%}
-
-    {{ run_hooks(pre_hooks) }}
-
     {%- set creates = existing_relation is none or existing_relation.is_view or lakeplan.should_full_refresh() -%}
+    {%- if config.get('contract').enforced -%}
+        {%- do lakeplan.lakeplan_assert_contract(spec.owner,
+            'select ' ~ lakeplan.lakeplan_quote_list(columns) ~ ' from (' ~ compiled_code ~ ') as lakeplan_query',
+            none if creates else target_relation) -%}
+    {%- endif -%}
+    {%- set writes = lakeplan.lakeplan_writes(existing_relation) -%}
     {%- if not creates -%}
+        {%- set columns = lakeplan.lakeplan_upsert_schema_change(spec, compiled_code, columns, target_relation, writes) -%}
+    {%- endif -%}
+    {#- after on_schema_change has widened what it may (under --empty nothing is altered, so nothing is compared) -#}
+    {%- if not creates and writes -%}
         {%- do lakeplan.lakeplan_validate_stored_types(existing_relation, get_column_schema_from_query(compiled_code),
             'upsert `' ~ model.name ~ '`', 'its query now gives',
             'cast `{column}` back to {stored} in `' ~ model.name ~ '`, or rebuild the table with `dbt run -s '
             ~ model.name ~ ' --full-refresh`.') -%}
     {%- endif -%}
+
+    {{ run_hooks(pre_hooks) }}
+
     {#- deletes are remembered (tombstones) where a sequence can tell a late row from a newer one -#}
     {%- set tombstones = lakeplan.lakeplan_write_tombstones(target_relation, lakeplan.lakeplan_upsert_label(spec)
-        ~ lakeplan.lakeplan_changelog_deletes_sql(compiled_code, spec), spec.unique_key, creates) if spec.sequence_by else none -%}
+        ~ lakeplan.lakeplan_changelog_deletes_sql(compiled_code, spec), spec.unique_key,
+        lakeplan.lakeplan_forgets_deletes(creates, existing_relation), writes) if spec.sequence_by else none -%}
     {%- call statement('stage_changes') -%}
         create or replace temporary view {{ changes_relation }} as
         {{ lakeplan.lakeplan_changelog_latest_sql(compiled_code, spec, query_columns, tombstones) }}
     {%- endcall -%}
 
-    {%- if creates -%}
+    {%- if not writes -%}
+        {%- call statement('main') -%}
+            {{ lakeplan.lakeplan_empty_run_sql('select * from ' ~ changes_relation) }}
+        {%- endcall -%}
+    {%- elif creates -%}
         {#- Iceberg's `create or replace table` swaps the table atomically; only a view must go first -#}
         {%- if existing_relation is not none and existing_relation.is_view -%}{%- do adapter.drop_relation(existing_relation) -%}{%- endif -%}
         {%- set initial_rows -%}
