@@ -80,34 +80,42 @@ def _plain(value: Any) -> Any:
 
 
 def _compile(options: Options, manifest, live: dict[str, Any]) -> dict[str, Any]:
-    """Compiles the selection; models dbt skipped because an upstream one failed are compiled on their own, so
-    one model that does not compile never hides the others. unique_id -> (node, error or None)."""
+    """Compiles the selection. dbt's compile stops at the first model that fails; that model is kept with its
+    error and the rest compiled again without it, so one model that does not compile never hides the others.
+    unique_id -> (node, error or None)."""
     from dbt.cli.main import dbtRunner
 
-    compiled: dict[str, Any] = {}
-    selection = [*(["--select", *options.select] if options.select else []),
-                 *(["--exclude", *options.exclude] if options.exclude else [])]  # fmt: skip
+    failed: dict[str, Any] = {}
     while True:
+        excluded = [*options.exclude, *(manifest.nodes[uid].name for uid in failed)]
+        selection = [*(["--select", *options.select] if options.select else []),
+                     *(["--exclude", *excluded] if excluded else [])]  # fmt: skip
         with _collecting(live):
             result = dbtRunner(manifest=manifest).invoke(["compile", *selection, *dbt_args(options)])
-        if result.result is None:
+        if result.result is not None:
+            break
+        uid = _failed_model(result.exception, manifest)
+        if uid is None or uid in failed:
             raise ExplainError(_sentence(result.exception))
-        skipped = []
-        for one in result.result.results:
-            if one.node.resource_type != "model" or one.node.unique_id in compiled:
-                continue
-            if str(one.status) == "skipped":
-                skipped.append(one.node.unique_id)
-            else:
-                compiled[one.node.unique_id] = (one.node, None if str(one.status) == "success" else _sentence(one.message))
-        if not skipped:
-            return compiled
-        selection = ["--select", *(manifest.nodes[uid].name for uid in skipped)]
+        failed[uid] = (manifest.nodes[uid], _sentence(result.exception))
+    compiled = dict(failed)
+    for one in result.result.results:
+        if one.node.resource_type == "model":
+            compiled[one.node.unique_id] = (one.node, None if str(one.status) == "success" else _sentence(one.message))
+    return compiled
+
+
+def _failed_model(error: Any, manifest) -> str | None:
+    """The model an aborted compile names last (`in model x (path)`, `called by model x (path)`)."""
+    names = re.findall(r"\b(?:in|by) model (\w+) \(", str(getattr(error, "msg", error)))
+    models = {n.name: uid for uid, n in manifest.nodes.items() if n.resource_type == "model"}
+    return models.get(names[-1]) if names else None
 
 
 def _sentence(error: Any) -> str:
     text = condensed(str(getattr(error, "msg", error) or "unknown error"))
     text = re.sub(r"^(Compilation|Runtime|Database) Error in model \S+ \([^)]*\)\s*", "", text)
+    text = re.sub(r"\s*> in macro .*", "", text, flags=re.DOTALL)  # where in the macros: the sentence says what
     return " ".join(text.split())
 
 

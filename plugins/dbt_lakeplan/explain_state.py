@@ -29,8 +29,16 @@ def node_summary(name: str, resource_type: str, config: dict[str, Any], checksum
     return {
         "name": name, "resource_type": resource_type, "materialized": config.get("materialized"),
         "fingerprint": config.get(CONFIG_KEY), "checksum": checksum, "depends_on": sorted(depends_on),
-        "configs": {k: v for k, v in config.items() if k not in (CONFIG_KEY, PLAN_KEY)},
+        "configs": _set({k: v for k, v in config.items() if k not in (CONFIG_KEY, PLAN_KEY)}),
     }  # fmt: skip
+
+
+def _set(value: Any) -> Any:
+    """A config without its unset (None, empty) entries, at every level: manifest.json and dbt's objects differ there."""
+    if isinstance(value, dict):
+        kept = {k: _set(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v not in (None, [], {})}
+    return value
 
 
 def load_manifest(state_dir: str) -> dict[str, dict]:
@@ -54,7 +62,7 @@ def manifest_nodes(manifest) -> dict[str, dict]:
     equal whether read from a file or from dbt's objects)."""
     return json.loads(json.dumps({
         uid: node_summary(n.name, n.resource_type, n.config.to_dict(omit_none=True), n.checksum.checksum,
-                          list(n.depends_on.nodes))
+                          list(getattr(n.depends_on, "nodes", [])))  # a seed depends on macros only
         for uid, n in manifest.nodes.items() if n.resource_type in RESOURCES
     }, default=str))  # fmt: skip
 
