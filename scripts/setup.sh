@@ -56,6 +56,19 @@ ensure_jarjar() {
   fi
 }
 
+# The browser test of `lakeplan explain`'s page (tests/integration/test_explain_browser.py) drives Debian's chromium
+# with playwright: playwright's own browser download needs the network.
+ensure_chromium() {
+  command -v chromium >/dev/null && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    step "installing Debian's chromium (the browser test of lakeplan explain's page)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null ||
+      fail "'apt-get install chromium' failed: run 'apt-get update' and rerun."
+  else
+    echo "lakeplan setup: chromium is missing; the browser test will be skipped (sudo apt-get install chromium)." >&2
+  fi
+}
+
 # The Iceberg 2.12 runtime jar refers to org.apache.iceberg.shaded.com.fasterxml.jackson.* but does not
 # ship it; relocating Spark's own Jackson jars to that package supplies exactly those classes.
 install_jars() {
@@ -120,6 +133,7 @@ main() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     install_python_packages
     install_jars
+    ensure_chromium
     echo "$want" > "$stamp"
     step "done"
   fi
