@@ -165,18 +165,19 @@ def _plan_statements(spark, statements: list[str], sink_parallelism: int | None)
     return planned
 
 
-def _sources(node, manifest) -> list[str]:
-    """The sources a model reads, through the ephemeral models (and partial-update members) inlined into it."""
+def _inputs(node, manifest) -> list[str]:
+    """What a model reads that has a relation (sources, models with tables or views), through the ephemeral models
+    (and partial-update members) inlined into it."""
     found, stack, seen = [], list(node.depends_on.nodes), set()
     while stack:
         uid = stack.pop(0)
         if uid in seen:
             continue
         seen.add(uid)
-        if uid in manifest.sources:
-            found.append(uid)
-        elif uid in manifest.nodes and manifest.nodes[uid].config.materialized == "ephemeral":
+        if uid in manifest.nodes and manifest.nodes[uid].config.materialized == "ephemeral":
             stack.extend(manifest.nodes[uid].depends_on.nodes)
+        elif uid in manifest.sources or uid in manifest.nodes:
+            found.append(uid)
     return sorted(found)
 
 
@@ -193,12 +194,13 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
     plan = node.config.get(PLAN_KEY) or {}
     member_of = (plan.get("member_of") or {}).get("target")
     error = error or live.get("error")
+    inputs = _inputs(node, manifest)
     entry: dict[str, Any] = {
         "unique_id": node.unique_id, "name": node.name, "relation": node.relation_name,
         "materialized": "partial_update_member" if member_of else node.config.materialized, "member_of": member_of,
-        "depends_on": sorted(node.depends_on.nodes), "error": error,
+        "depends_on": sorted(node.depends_on.nodes), "inputs": inputs, "error": error,
         "sources": [explain.source_report(uid, manifest.sources[uid].config.get(PLAN_KEY))
-                    for uid in _sources(node, manifest)],
+                    for uid in inputs if uid in manifest.sources],
         "statements": [], "exchanges": [], "shuffles": None, "moved_inputs": [], "write_groups": None, "state": None,
     }  # fmt: skip
     if error is None and spark is not None and not member_of:
@@ -206,7 +208,7 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         entry["statements"] = _plan_statements(spark, statements, plan.get("distribution", {}).get("parallelism"))
         entry["exchanges"] = [x for s in entry["statements"] for x in s.get("exchanges", [])]
         entry["shuffles"] = sum(1 for x in entry["exchanges"] if x["shuffle"])
-        tables = {uid: _table(uid, manifest) for uid in node.depends_on.nodes}
+        tables = {uid: _table(uid, manifest) for uid in inputs}
         plans = "\n".join(s.get("plan", "") for s in entry["statements"])
         moved = explain.moved_tables(plans, [t for t in tables.values() if t])
         entry["moved_inputs"] = sorted(uid for uid, table in tables.items() if table in moved)
@@ -223,6 +225,7 @@ def explain_project(options: Options) -> dict[str, Any]:
     """The whole report: every selected model, the DAG's edges, errors, and with --state what a change rebuilds."""
     from dbt.cli.main import dbtRunner
 
+    previous = load_manifest(options.state) if options.state else None  # a wrong folder stops before dbt runs
     parsed = dbtRunner().invoke(["parse", *dbt_args(options)])
     if not parsed.success:
         raise ExplainError(_sentence(parsed.exception or "dbt could not parse the project"))
@@ -236,8 +239,8 @@ def explain_project(options: Options) -> dict[str, Any]:
         node, error = compiled[uid]
         models.append(model_report(node, error, live.get(uid, {}), manifest, spark))
     report = {"version": explain.SCHEMA_VERSION, "errors": [no_spark] if no_spark else [], "models": models}
-    if options.state:
-        report["state_comparison"] = compare_manifests(load_manifest(options.state), manifest_nodes(manifest), set(compiled))
+    if previous is not None:
+        report["state_comparison"] = compare_manifests(previous, manifest_nodes(manifest), set(compiled))
     return report
 
 

@@ -107,9 +107,10 @@ def dag_svg(report: dict[str, Any]) -> str:
     outlined by what the next run does, an edge red and dashed where the model shuffles that input's rows."""
     models = {m["unique_id"]: m for m in report["models"]}
     sources = sorted({s["unique_id"] for m in models.values() for s in m["sources"]}
-                     | {p for m in models.values() for p in m["depends_on"] if p.startswith("source.")})  # fmt: skip
+                     | {p for m in models.values() for p in m["inputs"] if p.startswith("source.")})  # fmt: skip
     nodes = sources + sorted(models)
-    parents = {uid: [p for p in m["depends_on"] if p in nodes] for uid, m in models.items()}
+    # a partial-update target's members are inlined into it: its edges come from what they read
+    parents = {uid: [p for p in m["inputs"] if p in nodes] for uid, m in models.items()}
     layer = layers(nodes, parents)
     rows: dict[int, int] = {}
     position = {}

@@ -185,3 +185,9 @@ def test_changes_against_a_saved_manifest(project, spark, change, expected):
     assert set(changed) == set(expected), changed
     for name, (kind, reason) in expected.items():
         assert changed[name][0] == kind and reason in changed[name][1]
+
+
+def test_a_state_folder_without_a_manifest_is_one_sentence(project, tmp_path, capsys):
+    assert main(["explain", "--project-dir", str(project.path), "--state", str(tmp_path)]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"lakeplan explain: --state {tmp_path}: no readable dbt manifest.json there") and "Fix:" in line
