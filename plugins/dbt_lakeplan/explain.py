@@ -165,7 +165,7 @@ def source_report(unique_id: str, plan: dict[str, Any] | None) -> dict[str, Any]
 def keyed_report(inputs: list[dict[str, Any]], shuffles: int | None, error: str | None = None) -> dict[str, Any] | None:
     """Keyed work: whether the layouts let the model skip a shuffle, or why not (a layout that is not the declared
     one, different key_groups, or shuffles Spark adds anyway)."""
-    if error and "declares pre_keyed_by" in error or error and "declares keyed_by" in error:
+    if error and ("declares pre_keyed_by" in error or "declares keyed_by" in error):  # the layout check refused it
         return {"avoided_shuffle": False, "reason": error}
     if not inputs:
         return None
