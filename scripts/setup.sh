@@ -55,6 +55,19 @@ ensure_jarjar() {
   fi
 }
 
+# The browser test of `lakeplan explain`'s page (tests/integration/test_explain_browser.py) drives Debian's chromium
+# with playwright: playwright's own browser download needs the network.
+ensure_chromium() {
+  command -v chromium >/dev/null && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    step "installing Debian's chromium (the browser test of lakeplan explain's page)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null ||
+      fail "'apt-get install chromium' failed: run 'apt-get update' and rerun."
+  else
+    echo "lakeplan setup: chromium is missing; the browser test will be skipped (sudo apt-get install chromium)." >&2
+  fi
+}
+
 # lakeplan's Spark for this repository: the Iceberg jars in the venv's pyspark, .lakeplan/spark-conf/ and the
 # activate script's block, by the same command a user runs in their own project (plugins/dbt_lakeplan/spark_setup.py),
 # plus what the template's own project needs: its profiles.yml and the example's TPC-H data (kept if set before).
@@ -71,6 +84,7 @@ main() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     install_python_packages
     ensure_jarjar
+    ensure_chromium
     echo "$want" > "$stamp"
     step "done"
   fi

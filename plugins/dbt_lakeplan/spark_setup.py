@@ -13,7 +13,6 @@ exactly those classes (DEVELOPERS.md, "The Jackson relocation").
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import importlib.util
 import subprocess
@@ -128,18 +127,6 @@ def with_block(script: str, block: str) -> str:
     return "".join(kept) + block
 
 
-def parse_arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="lakeplan", description="lakeplan's tools for a dbt project on Spark.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    setup = commands.add_parser("setup-spark", help="install lakeplan's Spark jars and settings for this project")
-    setup.add_argument("--home", type=Path, default=Path(".lakeplan"),
-                       help="where the Spark settings, warehouse and metastore live (default: ./.lakeplan)")
-    setup.add_argument("--conf-only", action="store_true", help="write <home>/spark-conf only (no jars, no activation)")
-    setup.add_argument("--export", action="append", default=[], metavar="NAME=VALUE",
-                       help="one more variable for the activate script's block (repeatable)")
-    return parser.parse_args(argv)
-
-
 def setup_spark(home: Path, conf_only: bool, exports: list[str]) -> list[str]:
     """Does the setup; returns what to tell the user, line by line."""
     home = home.resolve()
@@ -160,18 +147,3 @@ def setup_spark(home: Path, conf_only: bool, exports: list[str]) -> list[str]:
     else:
         said.append("not in a venv: export these before running dbt:\n" + block)
     return said
-
-
-def main(argv: list[str] | None = None) -> int:
-    arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
-    try:
-        for line in setup_spark(arguments.home, arguments.conf_only, arguments.export):
-            print(f"lakeplan setup-spark: {line}")
-    except SetupError as error:
-        print(f"lakeplan setup-spark: {error}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -44,4 +44,4 @@ def test_the_tested_versions_meet_every_declared_bound():
 
 def test_the_setup_command_is_installed():
     [script] = [entry for entry in entry_points(group="console_scripts") if entry.name == "lakeplan"]
-    assert script.value == "dbt_lakeplan.spark_setup:main"
+    assert script.value == "dbt_lakeplan.cli:main"

@@ -1,0 +1,72 @@
+"""The `lakeplan` console command (pyproject.toml `[project.scripts]`): subcommands over lakeplan's dbt project.
+
+    lakeplan explain [--select ...] [--exclude ...] [--target T] [--vars '{...}'] [--project-dir D] [--state DIR]
+    lakeplan setup-spark [--home DIR] [--conf-only] [--export NAME=VALUE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lakeplan", description="lakeplan's tools for a dbt project on Spark.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    explain = commands.add_parser(
+        "explain", help="how the selected models would run on Spark, and what a change would rebuild; writes nothing",
+    )
+    explain.add_argument("-s", "--select", nargs="+", default=[], help="dbt's selection")
+    explain.add_argument("--exclude", nargs="+", default=[], help="dbt's exclusion")
+    explain.add_argument("--target", "-t", help="the profile's target (dbt's --target)")
+    explain.add_argument("--vars", help="dbt's --vars, YAML")
+    explain.add_argument("--project-dir", help="the dbt project (default: the current folder)")
+    explain.add_argument("--state", help="a folder with a previous manifest.json: what the change would rebuild")
+    explain.add_argument("--no-progress", action="store_true", help="no progress bar")
+    setup = commands.add_parser("setup-spark", help="install lakeplan's Spark jars and settings for this project")
+    setup.add_argument("--home", type=Path, default=Path(".lakeplan"),
+                       help="where the Spark settings, warehouse and metastore live (default: ./.lakeplan)")
+    setup.add_argument("--conf-only", action="store_true", help="write <home>/spark-conf only (no jars, no activation)")
+    setup.add_argument("--export", action="append", default=[], metavar="NAME=VALUE",
+                       help="one more variable for the activate script's block (repeatable)")
+    return parser
+
+
+def explain_command(args: argparse.Namespace) -> int:
+    from dbt_lakeplan import explain_render
+    from dbt_lakeplan.explain_dbt import ExplainError, Options, explain_project
+
+    options = Options(select=args.select, exclude=args.exclude, target=args.target, vars=args.vars,
+                      project_dir=args.project_dir, state=args.state, progress=not args.no_progress)  # fmt: skip
+    try:
+        report = explain_project(options)
+    except (ExplainError, ValueError) as error:
+        print(f"lakeplan explain: {error}", file=sys.stderr)
+        return 2
+    target = Path(args.project_dir or ".") / "target"
+    print(explain_render.terminal_table(report))
+    written = [explain_render.write_json(report, target), explain_render.write_html(report, target)]
+    print("\nwrote " + " and ".join(str(path) for path in written))
+    return 1 if report["errors"] or any(model["error"] for model in report["models"]) else 0
+
+
+def setup_spark_command(args: argparse.Namespace) -> int:
+    from dbt_lakeplan.spark_setup import SetupError, setup_spark
+
+    try:
+        for line in setup_spark(args.home, args.conf_only, args.export):
+            print(f"lakeplan setup-spark: {line}")
+    except SetupError as error:
+        print(f"lakeplan setup-spark: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return {"explain": explain_command, "setup-spark": setup_spark_command}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

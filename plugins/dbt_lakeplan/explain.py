@@ -1,0 +1,224 @@
+"""`lakeplan explain`: what a project's models would do on Spark, as pure functions over plain data.
+
+explain_dbt.py gathers the data (dbt's compile, the live session's answers, Spark's EXPLAIN); this module reads it:
+
+    compiled statements --> which to plan, which to run (a temp view), which never to send (they write)
+    Spark's plan text   --> its Exchanges, each with its cause (join, aggregate, REPARTITION hint, write's distribution)
+    a node's lakeplan plan, its sources' plans, the state verdict --> one model's report (docs/explain.md: the schema)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dbt_lakeplan.statement_options import HEADER
+
+SCHEMA_VERSION = 1
+# dbt's query comment and comment lines in front of a statement
+LEADING_COMMENTS = re.compile(r"\A(?:\s*/\*.*?\*/|\s*--[^\n]*(?:\n|\Z))*\s*", re.DOTALL)
+PLANNED = re.compile(r"(merge\s+into|insert\s|create\s+(or\s+replace\s+)?table\s|replace\s+table\s|select\b|with\b|\()",
+                     re.IGNORECASE)  # fmt: skip
+TEMP_VIEW = re.compile(r"create\s+(or\s+replace\s+)?temporary\s+view\s", re.IGNORECASE)
+BRANCH = re.compile(r"(merge\s+into\s+\S+?)\.`?branch_lakeplan_write`?(\s)", re.IGNORECASE)
+EXCHANGE = re.compile(r"^(Exchange|BroadcastExchange) (\w+)\((.*?)\)(?:, (\w+))?")
+HINT_ORIGINS = ("REPARTITION_BY_NUM", "REPARTITION_BY_COL", "REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL")
+WRITES = ("ReplaceData", "WriteDelta", "AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic",
+          "AtomicCreateTableAsSelect", "AtomicReplaceTableAsSelect", "CreateTableAsSelect", "ReplaceTableAsSelect")  # fmt: skip
+# nodes that keep their child's partitioning: an Exchange's cause is the first node above it that is not one of these
+PASS_THROUGH = ("Sort", "Project", "Filter", "WholeStageCodegen", "InputAdapter", "AQEShuffleRead", "ColumnarToRow",
+                "ShuffleQueryStage", "CollectLimit", "Coalesce", "SerializeFromObject", "MergeRowsExec", "MergeRows")  # fmt: skip
+# what the next run does with a stateful model's table, by lakeplan's state verdict (macros/fingerprints/state.sql)
+NEXT_RUN = {"none": "run", "evolve": "run", "accept": "accept", "refuse": "refuse", "rebuild": "rebuild", "ignore": "run"}
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement `dbt run` would send: `action` plan (EXPLAIN it), run (a temp view, harmless) or skip."""
+
+    sql: str
+    action: str
+    options: dict[str, Any]
+    reason: str | None = None
+
+
+def split_statements(script: str) -> list[str]:
+    """A compiled write's statements (lakeplan joins them with `;` and a blank line)."""
+    return [part.strip() for part in re.split(r";\s*\n\s*\n", script) if part.strip() and _body(part)]
+
+
+def _body(sql: str) -> str:
+    return LEADING_COMMENTS.sub("", sql, count=1)
+
+
+def statement(sql: str) -> Statement:
+    """What explain may do with one statement: Spark plans what reads or writes rows, never sends what alters."""
+    header = HEADER.match(sql)
+    options = json.loads(header.group(1)) if header else {}
+    body = _body(sql)
+    if TEMP_VIEW.match(body):
+        return Statement(body, "run", options)
+    if PLANNED.match(body):
+        # the run writes a group into a branch it creates first: planned against the table the branch copies
+        return Statement(BRANCH.sub(r"\1\2", body), "plan", options)
+    return Statement(body, "skip", options, "it would change a table (" + " ".join(body.split()[:3]).lower() + " ...)")
+
+
+@dataclass(frozen=True)
+class PlanNode:
+    depth: int
+    name: str
+    text: str
+    parent: int | None
+
+
+def plan_tree(plan: str) -> list[PlanNode]:
+    """The physical plan's nodes in print order, each with its parent's index."""
+    lines = plan.split("== Physical Plan ==", 1)[-1].strip("\n").splitlines()
+    nodes: list[PlanNode] = []
+    for line in lines:
+        text = line.lstrip(" :+-")
+        if not text or text.startswith("=="):
+            continue
+        depth = len(line) - len(text)
+        parent = next((i for i in range(len(nodes) - 1, -1, -1) if nodes[i].depth < depth), None)
+        name = re.sub(r"^\*\(\d+\)\s*", "", text).split(" ", 1)[0]
+        nodes.append(PlanNode(depth, name, text, parent))
+    return nodes
+
+
+def _ancestors(nodes: list[PlanNode], index: int):
+    parent = nodes[index].parent
+    while parent is not None:
+        yield nodes[parent]
+        parent = nodes[parent].parent
+
+
+def _kind(name: str) -> str | None:
+    if "Join" in name or name == "CartesianProduct":
+        return "join"
+    if "Aggregate" in name:
+        return "aggregate"
+    if name.startswith("Window"):
+        return "window"
+    if name in WRITES:
+        return "write distribution"
+    return None
+
+
+def exchanges(plan: str, sink_parallelism: int | None = None) -> list[dict[str, Any]]:
+    """Every Exchange of a physical plan with its partitioning and cause: the operator above it that needs its
+    rows together (join, aggregate, window, the write's distribution), or a REPARTITION hint; the model's own
+    `parallelism` hint over the whole query is its write's distribution."""
+    nodes = plan_tree(plan)
+    found = []
+    for index, node in enumerate(nodes):
+        match = EXCHANGE.match(re.sub(r"^\*\(\d+\)\s*", "", node.text))
+        if not match:
+            continue
+        operator, partitioning, arguments, origin = match.groups()
+        above = list(_ancestors(nodes, index))
+        consumer = next((n for n in above if n.name not in PASS_THROUGH and not n.name.startswith("AdaptiveSparkPlan")), None)
+        if operator == "BroadcastExchange":
+            cause = "broadcast join"
+        elif origin in HINT_ORIGINS:
+            last = not any(_kind(n.name) in ("join", "aggregate", "window") or n.name.endswith("Exchange") for n in above)
+            cause = "write distribution" if sink_parallelism is not None and last else "REPARTITION hint"
+        else:
+            cause = (_kind(consumer.name) if consumer else None) or f"other ({consumer.name if consumer else 'the result'})"
+        found.append({"partitioning": partitioning, "arguments": arguments, "cause": cause,
+                      "shuffle": operator == "Exchange"})  # fmt: skip
+    return found
+
+
+def moved_tables(plan: str, tables: list[str]) -> list[str]:
+    """Which of `tables` (schema.identifier) the plan shuffles: a shuffle Exchange above one of its scans."""
+    nodes = plan_tree(plan)
+    moved = []
+    for table in tables:
+        scans = [i for i, n in enumerate(nodes) if "Scan" in n.name and re.search(rf"\b{re.escape(table)}\b", n.text)]
+        if any(any(a.name == "Exchange" for a in _ancestors(nodes, i)) for i in scans):
+            moved.append(table)
+    return moved
+
+
+def source_report(unique_id: str, plan: dict[str, Any] | None) -> dict[str, Any]:
+    """A source a model reads: its declared scan_parallelism, distribution and partition count."""
+    plan = plan or {}
+    keyed, parallelism = plan.get("keyed"), plan.get("parallelism")
+    if keyed:
+        distribution, partitions = f"pre-keyed on {', '.join(keyed['keys'])}", keyed["key_groups"]
+    elif parallelism is None:
+        distribution, partitions = "none", None
+    elif plan.get("datagen"):
+        distribution, partitions = "generated", parallelism
+    elif plan.get("changelog_mode", "insert_only") != "insert_only":
+        distribution, partitions = f"hashed on {', '.join(plan.get('primary_key') or [])}", parallelism
+    else:
+        distribution, partitions = "round-robin", parallelism
+    return {"unique_id": unique_id, "scan_parallelism": parallelism, "changelog_mode": plan.get("changelog_mode"),
+            "distribution": distribution, "partitions": partitions}  # fmt: skip
+
+
+def keyed_report(inputs: list[dict[str, Any]], shuffles: int | None, error: str | None = None) -> dict[str, Any] | None:
+    """Keyed work: whether the layouts let the model skip a shuffle, or why not (a layout that is not the declared
+    one, different key_groups, or shuffles Spark adds anyway)."""
+    if error and ("declares pre_keyed_by" in error or "declares keyed_by" in error):  # the layout check refused it
+        return {"avoided_shuffle": False, "reason": error}
+    if not inputs:
+        return None
+    reasons = []
+    for one in inputs:
+        layout = one.get("layout")
+        declared = [key.lower() for key in one["keys"]]
+        if layout is None:
+            reasons.append(f"`{one['unique_id']}` has no table yet")
+        elif [c.lower() for c in layout.get("bucketed_by") or []] != declared or layout.get("buckets") != one["key_groups"]:
+            reasons.append(f"`{one['unique_id']}` declares {one['keys']} into {one['key_groups']} key groups, but its "
+                           f"table is {layout.get('text')}")  # fmt: skip
+    groups = sorted({one["key_groups"] for one in inputs})
+    if len(groups) > 1:
+        reasons.append(f"its keyed inputs have different key_groups ({', '.join(map(str, groups))}): Spark 3.5 joins "
+                       "them bucket by bucket only when equal")  # fmt: skip
+    if not reasons and shuffles:
+        reasons.append(f"the layouts fit, but Spark still shuffles {shuffles} time(s): work not on the key")
+    return {"avoided_shuffle": not reasons, "reason": "; ".join(reasons) or "every keyed input's layout fits: no shuffle"}
+
+
+def digest_parts(digest: str) -> dict[str, str]:
+    """A write group's digest (`label=value, ...`, digest.py) as its labelled parts."""
+    return dict(part.split("=", 1) for part in digest.split(", "))
+
+
+def write_groups(groups: list[dict[str, Any]], write_sql: list[str]) -> list[dict[str, Any]]:
+    """A partial-update target's write groups: members, collapse strategy per column group (the `/* collapse ... */`
+    comments of the group's write, in group order) and the digest parts that split each group from the others."""
+    parts = [digest_parts(group["digest"]) for group in groups]
+    report = []
+    for index, group in enumerate(groups):
+        split = {}
+        for other_index, other in enumerate(parts):
+            if other_index != index:
+                labels = sorted(k for k in parts[index].keys() | other.keys() if parts[index].get(k) != other.get(k))
+                split[groups[other_index]["members"][0]["name"]] = labels
+        sql = write_sql[index] if index < len(write_sql) else ""
+        report.append({
+            "digest_id": group["digest_id"], "digest": group["digest"],
+            "members": [member["name"] for member in group["members"]],
+            "collapse": [" ".join(c.split()) for c in re.findall(r"/\* collapse (.*?) \*/", sql, re.DOTALL)],
+            "split_from": split,
+        })  # fmt: skip
+    return report
+
+
+def state_report(verdict: dict[str, Any] | None, current: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stateful model's fingerprint against the one its table records, and what the next run does about it."""
+    if verdict is None or current is None:
+        return None
+    action = verdict.get("action", "none")
+    stored = verdict.get("stored")
+    next_run = "create" if stored is None and action == "none" and not verdict.get("exists") else NEXT_RUN[action]
+    return {"fingerprint": current.get("fingerprint"), "stored": stored, "verdict": action, "next_run": next_run,
+            "changed": list(verdict.get("changes") or []), "message": verdict.get("message")}  # fmt: skip

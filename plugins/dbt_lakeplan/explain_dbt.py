@@ -1,0 +1,250 @@
+"""`lakeplan explain`'s glue: dbt in this process (parse, then compile of the selection), lakeplan's macro
+`lakeplan_explain_node` in each compiled model's context (the statements to plan, the state verdict, keyed inputs'
+real layouts, all read-only), and Spark's EXPLAIN in the session dbt-spark's session method started. Nothing is
+written: a statement that would write is planned (EXPLAIN), one that would alter a table is never sent, and the
+only statements run are the temporary views `dbt run` stages changes in. explain.py reads what this gathers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from dbt_lakeplan import explain
+from dbt_lakeplan.explain_state import compare_manifests, load_manifest, manifest_nodes
+from dbt_lakeplan.manifest_fingerprints import CONFIG_KEY, STATEFUL
+from dbt_lakeplan.planner import PLAN_KEY
+from dbt_lakeplan.spark_adapter import WRITE_GROUP, condensed
+
+MACRO = "lakeplan_explain_node"
+
+
+class ExplainError(Exception):
+    """Nothing can be explained (the project does not parse): one sentence for the user."""
+
+
+@dataclass
+class Options:
+    select: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    target: str | None = None
+    vars: str | None = None
+    project_dir: str | None = None
+    state: str | None = None
+    progress: bool = True
+
+
+def dbt_args(options: Options) -> list[str]:
+    args = ["--log-level", "none"]
+    for flag, value in (("--target", options.target), ("--vars", options.vars), ("--project-dir", options.project_dir)):
+        if value:
+            args += [flag, value]
+    return args
+
+
+@contextlib.contextmanager
+def _collecting(live: dict[str, Any]) -> Iterator[None]:
+    """While explain compiles: after each model compiles, `lakeplan_explain_node` in its context; its answer (or
+    the error it raised, as a sentence) is kept by unique_id. The compile command's runner is restored after."""
+    from dbt.context.providers import generate_runtime_model_context
+    from dbt.task.compile import CompileRunner
+
+    execute = CompileRunner.execute
+
+    def explained_execute(self, compiled_node, manifest):
+        result = execute(self, compiled_node, manifest)
+        if compiled_node.resource_type == "model":
+            try:
+                context = generate_runtime_model_context(compiled_node, self.config, manifest)
+                live[compiled_node.unique_id] = _plain(context["lakeplan"][MACRO]())
+            except Exception as error:  # any failure of one model is that model's line in the report
+                live[compiled_node.unique_id] = {"error": condensed(str(getattr(error, "msg", error)))}
+        return result
+
+    CompileRunner.execute = explained_execute
+    try:
+        yield
+    finally:
+        CompileRunner.execute = execute
+
+
+def _plain(value: Any) -> Any:
+    """Jinja's answer as plain data (relations become their names)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
+
+
+def _compile(options: Options, manifest, live: dict[str, Any]) -> dict[str, Any]:
+    """Compiles the selection. dbt's compile stops at the first model that fails; that model is kept with its
+    error and the rest compiled again without it, so one model that does not compile never hides the others.
+    unique_id -> (node, error or None)."""
+    from dbt.cli.main import dbtRunner
+
+    failed: dict[str, Any] = {}
+    while True:
+        excluded = [*options.exclude, *(manifest.nodes[uid].name for uid in failed)]
+        selection = [*(["--select", *options.select] if options.select else []),
+                     *(["--exclude", *excluded] if excluded else [])]  # fmt: skip
+        with _collecting(live):
+            result = dbtRunner(manifest=manifest).invoke(["compile", *selection, *dbt_args(options)])
+        if result.result is not None:
+            break
+        uid = _failed_model(result.exception, manifest)
+        if uid is None or uid in failed:
+            raise ExplainError(_sentence(result.exception))
+        failed[uid] = (manifest.nodes[uid], _sentence(result.exception))
+    compiled = dict(failed)
+    for one in result.result.results:
+        if one.node.resource_type == "model":
+            compiled[one.node.unique_id] = (one.node, None if str(one.status) == "success" else _sentence(one.message))
+    return compiled
+
+
+def _failed_model(error: Any, manifest) -> str | None:
+    """The model an aborted compile names last (`in model x (path)`, `called by model x (path)`)."""
+    names = re.findall(r"\b(?:in|by) model (\w+) \(", str(getattr(error, "msg", error)))
+    models = {n.name: uid for uid, n in manifest.nodes.items() if n.resource_type == "model"}
+    return models.get(names[-1]) if names else None
+
+
+def _sentence(error: Any) -> str:
+    text = condensed(str(getattr(error, "msg", error) or "unknown error"))
+    text = re.sub(r"^(Compilation|Runtime|Database) Error in model \S+ \([^)]*\)\s*", "", text)
+    text = re.sub(r"\s*> in macro .*", "", text, flags=re.DOTALL)  # where in the macros: the sentence says what
+    return " ".join(text.split())
+
+
+def _spark() -> tuple[Any, str | None]:
+    """The SparkSession dbt-spark's session method started in this process, or why there is none."""
+    try:
+        from pyspark.sql import SparkSession
+
+        return SparkSession.builder.getOrCreate(), None
+    except Exception as error:  # no Java, a JVM that cannot start: every plan is missing, the rest is reported
+        return None, (f"Spark could not start in this process ({_sentence(error)[:200]}), so no physical plan is shown. "
+                      "Fix: run lakeplan explain in the activated venv (`source .venv/bin/activate`) with Java 17 "
+                      "on the PATH, as dbt runs.")  # fmt: skip
+
+
+@contextlib.contextmanager
+def _session_options(spark, options: dict[str, Any]) -> Iterator[None]:
+    """The statement's own Spark settings while it is planned, the session's values back after."""
+    saved = {key: spark.conf.get(key, None) for key in options}
+    try:
+        for key, value in options.items():
+            spark.conf.set(key, str(value).lower() if isinstance(value, bool) else str(value))
+        yield
+    finally:
+        for key, value in saved.items():
+            spark.conf.unset(key) if value is None else spark.conf.set(key, value)
+
+
+def _plan_statements(spark, statements: list[str], sink_parallelism: int | None) -> list[dict[str, Any]]:
+    planned = []
+    for sql in statements:
+        one = explain.statement(sql)
+        entry: dict[str, Any] = {"action": one.action, "sql": sql, "reason": one.reason}
+        group = re.search(r"-- write group (\d+) of", sql)
+        entry["write_group"] = int(group.group(1)) if group else None
+        if one.action != "skip":
+            try:
+                with _session_options(spark, one.options):
+                    if one.action == "run":
+                        spark.sql(one.sql)
+                    else:
+                        entry["plan"] = spark.sql("EXPLAIN " + one.sql).collect()[0][0]
+                        entry["exchanges"] = explain.exchanges(entry["plan"], sink_parallelism)
+            except Exception as error:  # Spark's sentence for this statement; the others are still planned
+                entry["error"] = _sentence(error)
+        planned.append(entry)
+    return planned
+
+
+def _inputs(node, manifest) -> list[str]:
+    """What a model reads that has a relation (sources, models with tables or views), through the ephemeral models
+    (and partial-update members) inlined into it."""
+    found, stack, seen = [], list(node.depends_on.nodes), set()
+    while stack:
+        uid = stack.pop(0)
+        if uid in seen:
+            continue
+        seen.add(uid)
+        if uid in manifest.nodes and manifest.nodes[uid].config.materialized == "ephemeral":
+            stack.extend(manifest.nodes[uid].depends_on.nodes)
+        elif uid in manifest.sources or uid in manifest.nodes:
+            found.append(uid)
+    return sorted(found)
+
+
+def _table(uid: str, manifest) -> str | None:
+    if uid in manifest.sources:
+        source = manifest.sources[uid]
+        return f"{source.schema}.{source.identifier}"
+    node = manifest.nodes.get(uid)
+    return f"{node.schema}.{node.alias}" if node is not None and node.config.materialized != "ephemeral" else None
+
+
+def model_report(node, error: str | None, live: dict[str, Any], manifest, spark) -> dict[str, Any]:
+    """One model's entry of the report (docs/explain.md)."""
+    plan = node.config.get(PLAN_KEY) or {}
+    member_of = (plan.get("member_of") or {}).get("target")
+    error = error or live.get("error")
+    inputs = _inputs(node, manifest)
+    entry: dict[str, Any] = {
+        "unique_id": node.unique_id, "name": node.name, "relation": node.relation_name,
+        "materialized": "partial_update_member" if member_of else node.config.materialized, "member_of": member_of,
+        "depends_on": sorted(node.depends_on.nodes), "inputs": inputs, "error": error,
+        "sources": [explain.source_report(uid, manifest.sources[uid].config.get(PLAN_KEY))
+                    for uid in inputs if uid in manifest.sources],
+        "statements": [], "exchanges": [], "shuffles": None, "moved_inputs": [], "write_groups": None, "state": None,
+    }  # fmt: skip
+    if error is None and spark is not None and not member_of:
+        statements = live.get("statements") or explain.split_statements(node.compiled_code or "")
+        entry["statements"] = _plan_statements(spark, statements, plan.get("distribution", {}).get("parallelism"))
+        entry["exchanges"] = [x for s in entry["statements"] for x in s.get("exchanges", [])]
+        entry["shuffles"] = sum(1 for x in entry["exchanges"] if x["shuffle"])
+        tables = {uid: _table(uid, manifest) for uid in inputs}
+        plans = "\n".join(s.get("plan", "") for s in entry["statements"])
+        moved = explain.moved_tables(plans, [t for t in tables.values() if t])
+        entry["moved_inputs"] = sorted(uid for uid, table in tables.items() if table in moved)
+    entry["keyed"] = explain.keyed_report(live.get("keyed_inputs") or [], entry["shuffles"], error)
+    if "partial_update" in plan:
+        writes = {s["write_group"] - 1: s["sql"] for s in entry["statements"] if s.get("write_group")}
+        entry["write_groups"] = explain.write_groups(plan["partial_update"]["groups"], writes)
+    if node.config.materialized in STATEFUL:
+        entry["state"] = explain.state_report(live.get("state"), node.config.get(CONFIG_KEY))
+    return entry
+
+
+def explain_project(options: Options) -> dict[str, Any]:
+    """The whole report: every selected model, the DAG's edges, errors, and with --state what a change rebuilds."""
+    from dbt.cli.main import dbtRunner
+
+    previous = load_manifest(options.state) if options.state else None  # a wrong folder stops before dbt runs
+    parsed = dbtRunner().invoke(["parse", *dbt_args(options)])
+    if not parsed.success:
+        raise ExplainError(_sentence(parsed.exception or "dbt could not parse the project"))
+    manifest, live = parsed.result, {}
+    compiled = _compile(options, manifest, live)
+    spark, no_spark = _spark() if any(error is None for _, error in compiled.values()) else (None, None)
+    models = []
+    progress = _progress(sorted(compiled), options.progress)
+    for uid in progress:
+        progress.set_postfix_str(manifest.nodes[uid].name)
+        node, error = compiled[uid]
+        models.append(model_report(node, error, live.get(uid, {}), manifest, spark))
+    report = {"version": explain.SCHEMA_VERSION, "errors": [no_spark] if no_spark else [], "models": models}
+    if previous is not None:
+        report["state_comparison"] = compare_manifests(previous, manifest_nodes(manifest), set(compiled))
+    return report
+
+
+def _progress(items: list[str], show: bool):
+    from tqdm import tqdm  # sqlfluff's dependency, already in the venv (docs/explain.md)
+
+    return tqdm(items, desc="planning", unit="model", disable=not show, leave=False)

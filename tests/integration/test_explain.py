@@ -1,0 +1,193 @@
+"""`lakeplan explain` on real dbt, Spark and Iceberg, in this process (so it shares the session): the Exchanges it
+reports are those the executed plans of test_source_parallelism.py and test_keyed.py have, the layouts and write
+groups it names are the real ones, a saved manifest classes changes, and nothing is written."""
+
+import json
+import shutil
+
+import pytest
+
+from dbt_lakeplan.cli import main
+from tests.conftest import snapshots, write_files
+
+SOURCES = """
+version: 2
+sources:
+  - name: lake
+    schema: lakeplan_explain
+    tables:
+      - name: events_parallel
+        identifier: events_seed
+        meta: {scan_parallelism: 3}
+      - name: events_changelog
+        identifier: events_seed
+        meta: {scan_parallelism: 5, changelog_mode: upsert, primary_key: [account_id], op_column: op, sequence_by: seq}
+      - {name: wrong_groups, identifier: orders_keyed, meta: {pre_keyed_by: [customer_id], key_groups: 8}}
+"""
+EVENTS = "account_id,op,seq,amount\n" + "".join(f"{i % 10},+I,{i},{i * 1.5}\n" for i in range(40))
+ORDERS = "order_id,customer_id,amount\n" + "".join(f"{i},{i % 37},{(i * 7) % 101}.5\n" for i in range(1, 400))
+PAYMENTS = "customer_id,paid\n" + "".join(f"{c},{c * 3}.25\n" for c in range(0, 37))
+KEYED = "{{ config(materialized='table', keyed_by=['customer_id'], key_groups=4) }}\n"
+WIDE_YML = """version: 2
+models:
+  - name: wide
+    config: {{unique_key: account_id, partial_update_on_delete: ignore}}
+    columns:
+      - {{name: account_id, data_type: bigint}}
+      - {{name: total, data_type: double, meta: {{merge: {rule}}}}}
+      - {{name: last_op, data_type: string}}
+{extra}"""
+
+
+def member(sql, **config):
+    settings = ", ".join(f"{key}={value!r}" for key, value in {"partial_update_target": "wide", **config}.items())
+    return f"{{{{ config({settings}) }}}}\n{sql}"
+
+
+FILES = {
+    "models/sources.yml": SOURCES,
+    "seeds/events_seed.csv": EVENTS,
+    "seeds/orders_seed.csv": ORDERS,
+    "seeds/payments_seed.csv": PAYMENTS,
+    "models/round_robin.sql": (
+        "select account_id, count(*) as events from {{ scan_source('lake', 'events_parallel') }} as e group by account_id"
+    ),
+    "models/hashed.sql": "select * from {{ scan_source('lake', 'events_changelog') }}",
+    "models/orders_keyed.sql": KEYED + "select * from {{ ref('orders_seed') }}",
+    "models/payments_keyed.sql": KEYED + "select * from {{ ref('payments_seed') }}",
+    "models/joined.sql": (
+        "select o.order_id, p.paid from {{ ref('orders_keyed') }} as o\n"
+        "join {{ ref('payments_keyed') }} as p on o.customer_id = p.customer_id"
+    ),
+    "models/read_wrong_groups.sql": (
+        "select customer_id, count(*) as orders from {{ scan_source('lake', 'wrong_groups') }} group by customer_id"
+    ),
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": WIDE_YML.format(rule="sum", extra=""),
+    "models/wide_totals.sql": member("select account_id, sum(amount) as total from {{ ref('events_seed') }} group by 1"),
+    "models/wide_ops.sql": member(
+        "select account_id, op, seq, op as last_op from {{ ref('events_seed') }}", op_column="op", sequence_by="seq"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def project(make_project, spark, tmp_path_factory):
+    dbt = make_project("explain", FILES)
+    dbt.run("seed")
+    dbt.run("run", "--exclude", "read_wrong_groups")
+    saved = tmp_path_factory.mktemp("explain_state")
+    shutil.copy(dbt.path / "target" / "manifest.json", saved / "manifest.json")
+    dbt.saved_state = saved
+    return dbt
+
+
+@pytest.fixture(scope="module")
+def no_broadcast(spark):
+    # as in test_keyed.py: small test tables would be broadcast; large keyed tables are not
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    yield
+    spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+
+
+def tables(spark):
+    """Every table and view of the project's schema, with its Iceberg snapshot count (a view: None)."""
+    return {table.name: None if table.tableType == "VIEW" else snapshots(spark, f"lakeplan_explain.{table.name}")
+            for table in spark.catalog.listTables("lakeplan_explain") if not table.isTemporary}  # fmt: skip
+
+
+def explain(project, *args):
+    code = main(["explain", "--project-dir", str(project.path), "--no-progress", *args])
+    report = json.loads((project.path / "target" / "lakeplan_explain.json").read_text())
+    return code, report, {model["name"]: model for model in report["models"]}
+
+
+@pytest.fixture(scope="module")
+def explained(project, spark, no_broadcast):
+    before = tables(spark)
+    code, report, models = explain(project)
+    return code, report, models, before, tables(spark)
+
+
+def causes(model):
+    return [exchange["cause"] for exchange in model["exchanges"] if exchange["shuffle"]]
+
+
+def test_nothing_is_written(explained):
+    *_, before, after = explained
+    assert after == before and "wide" in before and "read_wrong_groups" not in after
+
+
+def test_changelog_hashed_on_its_key_has_one_exchange(explained):
+    hashed = explained[2]["hashed"]
+    assert hashed["shuffles"] == 1 and causes(hashed) == ["REPARTITION hint"]
+    assert hashed["exchanges"][0]["arguments"].startswith("account_id#") and hashed["exchanges"][0]["arguments"].endswith(", 5")
+    [source] = hashed["sources"]
+    assert (source["scan_parallelism"], source["distribution"], source["partitions"]) == (5, "hashed on account_id", 5)
+
+
+def test_round_robin_source_into_an_aggregation_has_two(explained):
+    model = explained[2]["round_robin"]
+    assert model["shuffles"] == 2 and sorted(causes(model)) == ["REPARTITION hint", "aggregate"]
+    assert model["sources"][0]["distribution"] == "round-robin" and model["sources"][0]["partitions"] == 3
+    assert model["moved_inputs"] == ["source.lakeplan.lake.events_parallel"]
+
+
+def test_keyed_join_on_matching_layouts_has_none(explained):
+    joined = explained[2]["joined"]
+    assert joined["shuffles"] == 0 and joined["moved_inputs"] == []
+    assert joined["keyed"] == {"avoided_shuffle": True, "reason": "every keyed input's layout fits: no shuffle"}
+
+
+def test_a_misdeclared_pre_keyed_source_is_reported_with_its_reason(explained):
+    code, report, models, *_ = explained
+    wrong = models["read_wrong_groups"]
+    reason = ('declares pre_keyed_by ["customer_id"] with key_groups 8, but its table lakeplan_explain.orders_keyed is '
+              'bucketed by ["customer_id"] into 4 buckets')  # fmt: skip
+    assert reason in wrong["error"] and "Fix:" in wrong["error"]
+    assert wrong["keyed"]["avoided_shuffle"] is False and reason in wrong["keyed"]["reason"]
+    assert code == 1 and models["joined"]["error"] is None  # the others are still explained
+
+
+def test_insert_only_and_changelog_members_are_two_groups_split_by_input_kind(explained):
+    wide = explained[2]["wide"]
+    groups = wide["write_groups"]
+    assert [group["members"] for group in groups] == [["wide_totals"], ["wide_ops"]]
+    assert groups[0]["split_from"] == {"wide_ops": ["inputKind"]} and groups[1]["split_from"] == {"wide_totals": ["inputKind"]}
+    assert all(group["collapse"] for group in groups)
+    assert wide["state"]["next_run"] == "run" and wide["state"]["stored"] == wide["state"]["fingerprint"]
+    assert [s["action"] for s in wide["statements"]].count("plan") == 2 and not any(s.get("error") for s in wide["statements"])
+
+
+def test_html_page_holds_the_dag(explained, project):
+    page = (project.path / "target" / "lakeplan_explain.html").read_text()
+    assert 'data-id="model.lakeplan.joined"' in page and "<script src" not in page and "http" not in page.split("<svg", 1)[1].replace("http://www.w3.org/2000/svg", "")
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"models/wide.yml": WIDE_YML.format(rule="max", extra="")},
+     {"wide": ("breaking", "column `total` changed")}),
+    ({"models/wide.yml": WIDE_YML.format(rule="sum", extra="      - {name: note, data_type: string}\n"),
+      "models/wide_note.sql": member("select account_id, 'n' as note from {{ ref('events_seed') }}")},
+     {"wide": ("compatible", "member `wide_note` added"), "wide_note": ("added", "new in this project")}),
+], ids=["merge_rule", "new_member"])  # fmt: skip
+def test_changes_against_a_saved_manifest(project, spark, change, expected):
+    originals = {name: (project.path / name).read_text() if (project.path / name).exists() else None for name in change}
+    write_files(project.path, change)
+    try:
+        before = tables(spark)
+        _, report, _ = explain(project, "--select", "wide", "--state", str(project.saved_state))
+        assert tables(spark) == before
+    finally:
+        for name, text in originals.items():
+            (project.path / name).unlink() if text is None else (project.path / name).write_text(text)
+    changed = {c["name"]: (c["class"], c["reasons"]) for c in report["state_comparison"]["changed"]}
+    assert set(changed) == set(expected), changed
+    for name, (kind, reason) in expected.items():
+        assert changed[name][0] == kind and reason in changed[name][1]
+
+
+def test_a_state_folder_without_a_manifest_is_one_sentence(project, tmp_path, capsys):
+    assert main(["explain", "--project-dir", str(project.path), "--state", str(tmp_path)]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"lakeplan explain: --state {tmp_path}: no readable dbt manifest.json there") and "Fix:" in line

@@ -1,0 +1,77 @@
+"""The pure parts of `lakeplan explain`: statements, Exchange causes, write groups, change classes."""
+
+from dbt_lakeplan.explain import exchanges, moved_tables, statement, write_groups
+from dbt_lakeplan.explain_state import classify, compare_manifests
+
+PLAN = """== Physical Plan ==
+AdaptiveSparkPlan isFinalPlan=false
++- HashAggregate(keys=[account_id#1], functions=[count(1)])
+   +- Exchange hashpartitioning(account_id#1, 8), ENSURE_REQUIREMENTS, [plan_id=20]
+      +- HashAggregate(keys=[account_id#1], functions=[partial_count(1)])
+         +- Exchange RoundRobinPartitioning(3), REPARTITION_BY_NUM, [plan_id=17]
+            +- BatchScan spark_catalog.lakeplan_scan.events_seed[account_id#1] RuntimeFilters: []
+"""
+JOIN = """== Physical Plan ==
+AdaptiveSparkPlan isFinalPlan=false
++- SortMergeJoin [k#1], [k#2], Inner
+   :- Sort [k#1 ASC NULLS FIRST], false, 0
+   :  +- Exchange hashpartitioning(k#1, 8), ENSURE_REQUIREMENTS, [plan_id=1]
+   :     +- BatchScan spark_catalog.s.a[k#1]
+   +- Sort [k#2 ASC NULLS FIRST], false, 0
+      +- BatchScan spark_catalog.s.b[k#2]
+"""
+
+
+def test_each_exchange_gets_the_cause_above_it():
+    assert [(x["partitioning"], x["cause"]) for x in exchanges(PLAN)] == [
+        ("hashpartitioning", "aggregate"), ("RoundRobinPartitioning", "REPARTITION hint")]
+    assert [x["cause"] for x in exchanges(JOIN)] == ["join"]
+    assert moved_tables(JOIN, ["s.a", "s.b"]) == ["s.a"]
+
+
+def test_a_models_own_parallelism_hint_over_everything_is_its_write_distribution():
+    top = "== Physical Plan ==\nAdaptiveSparkPlan isFinalPlan=false\n+- Exchange hashpartitioning(k#1, 2), REPARTITION_BY_NUM, [plan_id=3]\n   +- Project [k#1]\n"
+    assert exchanges(top, sink_parallelism=2)[0]["cause"] == "write distribution"
+    assert exchanges(PLAN, sink_parallelism=2)[1]["cause"] == "REPARTITION hint"  # below an aggregation
+
+
+def test_statements_that_alter_a_table_are_never_sent():
+    assert statement("alter table t create or replace branch lakeplan_write").action == "skip"
+    assert statement("call system.fast_forward('t', 'main', 'lakeplan_write')").action == "skip"
+    assert statement("create or replace temporary view v as select 1").action == "run"
+    merge = statement('-- lakeplan session options: {"spark.sql.shuffle.partitions": 3}\nmerge into s.t.branch_lakeplan_write as x using y on a')
+    assert merge.action == "plan" and merge.sql.startswith("merge into s.t as x") and merge.options == {"spark.sql.shuffle.partitions": 3}
+
+
+def test_write_groups_name_the_digest_part_that_split_them():
+    groups = [{"digest": "target=m.t, writeMode=merge, inputKind=insert_only", "digest_id": "a", "members": [{"name": "x"}]},
+              {"digest": "target=m.t, writeMode=merge, inputKind=changelog", "digest_id": "b", "members": [{"name": "y"}]}]
+    report = write_groups(groups, {0: "select /* collapse packed: member `x` */ 1"})
+    assert report[0]["split_from"] == {"y": ["inputKind"]} and report[0]["collapse"] == ["packed: member `x`"]
+    assert report[1]["collapse"] == []
+
+
+def node(fingerprint, logic="l", parts=None, configs=None, depends_on=(), materialized="incremental"):
+    return {"name": "m", "resource_type": "model", "materialized": materialized, "checksum": "c", "depends_on": list(depends_on),
+            "configs": configs or {}, "fingerprint": {"fingerprint": fingerprint, "logic": logic, "parts": parts}}
+
+
+def test_changes_are_breaking_compatible_or_added():
+    assert classify(None, node("a"))["class"] == "added"
+    assert classify(node("a"), node("a")) is None
+    assert classify(node("a", configs={"parallelism": 2}), node("a", configs={"parallelism": 4}))["class"] == "compatible"
+    assert classify(node("a"), node("b", logic="other"))["class"] == "breaking"
+    assert classify(node("a"), node("b")) is None  # only an input changed: reached, not changed
+    old, new = {"settings": "s", "column:x": "1"}, {"settings": "s", "column:x": "1", "member:model.p.n": "2"}
+    assert classify(node("a", parts=old), node("b", parts=new)) == {
+        "class": "compatible", "reasons": ["member `n` added", "the table takes new parts"]}
+    assert classify(node("a", parts=old), node("b", parts={**new, "column:x": "3"}))["reasons"] == ["column `x` changed"]
+
+
+def test_a_change_reaches_every_model_downstream():
+    previous = {"model.p.a": node("a", logic="1"), "model.p.b": node("b", depends_on=["model.p.a"])}
+    current = {"model.p.a": node("a2", logic="2"), "model.p.b": node("b2", depends_on=["model.p.a"])}
+    comparison = compare_manifests(previous, current, {"model.p.b"})
+    assert [(c["unique_id"], c["class"], c["downstream"]) for c in comparison["changed"]] == [
+        ("model.p.a", "breaking", ["model.p.b"])]
+    assert comparison["reached"]["model.p.b"]["stateful"] is True
