@@ -11,6 +11,12 @@
         {%- do adapter.drop_relation(prepared.existing) -%}
     {%- endif -%}
 
+    {%- if prepared.applied.repeat -%}
+        {%- do log('lakeplan: `' ~ model.name ~ '` already holds this run: its logic, its members\' queries and the '
+            ~ 'snapshots of the tables they read are those of a write it committed (tag `' ~ prepared.applied.tag
+            ~ '`), so nothing was written and no `sum` counts it twice. A new input snapshot, or --full-refresh, '
+            ~ 'writes again.', info=true) -%}
+    {%- endif -%}
     {%- set steps = lakeplan.lakeplan_partial_update_steps(prepared) -%}
     {%- do lakeplan.lakeplan_run_steps(steps) -%}
     {#- dbt keeps the statement named `main` in target/run/: every statement of the write, in the order they ran -#}
@@ -54,7 +60,7 @@
         {%- do lakeplan.lakeplan_assert_contract(spec.owner, none, this) -%}
     {%- endif -%}
     {{ return({'spec': spec, 'relation': this.incorporate(type='table'), 'existing': existing, 'plans': plans,
-        'creates': creates}) }}
+        'creates': creates, 'applied': lakeplan.lakeplan_partial_update_applied(plans, spec, existing, creates)}) }}
 {% endmacro %}
 
 {#- What `dbt compile` shows for a target: the statements `dbt run` would send now, built by the same macros from

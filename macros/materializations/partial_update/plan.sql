@@ -9,10 +9,11 @@
         {%- set view = lakeplan.lakeplan_temp_view('member_' ~ member.name) -%}
         {%- set ctes = lakeplan.lakeplan_member_ctes(member.unique_id) -%}
         {%- set with_clause = 'with ' ~ ctes | join(',\n') ~ '\n' if ctes else '' -%}
+        {%- set query = with_clause ~ 'select * from ' ~ ref(member.name) -%}
         {%- call statement('stage_member_' ~ member.name) -%}
             {{ lakeplan.lakeplan_statement_options(group.write_options, options_origin) }}
             -- stage member `{{ member.name }}` of `{{ spec.model }}`
-            create or replace temporary view {{ view }} as {{ with_clause }}select * from {{ ref(member.name) }}
+            create or replace temporary view {{ view }} as {{ query }}
         {%- endcall -%}
         {%- set columns = adapter.get_columns_in_relation(view) -%}
         {%- do lakeplan.lakeplan_validate_partial_update_member(member, columns, spec) -%}
@@ -27,7 +28,7 @@
         {%- set family = lakeplan.lakeplan_type_family(types[member.sequence_by | lower], spec.types)
             if member.sequence_by else none -%}
         {%- if family and family not in sequence_families -%}{%- do sequence_families.append(family) -%}{%- endif -%}
-        {%- do members.append({'config': member, 'view': view, 'written': written, 'types': types,
+        {%- do members.append({'config': member, 'view': view, 'query': query, 'written': written, 'types': types,
             'sequence_family': family}) -%}
     {%- endfor -%}
     {%- set written = [] -%}
@@ -50,9 +51,14 @@
     lakeplan_partial_update_prepare. Returns the statements in the order they run, [{name, sql}]: a named one runs
     as dbt's `statement(name)` (`main`, the commit, is the one dbt keeps), the others are DDL without a result. Only this run's
     tombstones are written here, before the statements that read them; `record=false` (`dbt compile`) writes
-    nothing. -#}
+    nothing. A run the table already holds (lakeplan_partial_update_applied) sends no write; the others record what
+    they applied right after their commit. -#}
 {% macro lakeplan_partial_update_steps(prepared, record=true) %}
     {%- set target, plans, spec, creates = prepared.relation, prepared.plans, prepared.spec, prepared.creates -%}
+    {%- if record and prepared.applied.repeat -%}
+        {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ' already holds this run (tag ' ~ prepared.applied.tag
+            ~ '): not written\nselect 0 as lakeplan_rows'}]) }}
+    {%- endif -%}
     {%- set writes = record and lakeplan.lakeplan_writes(prepared.existing) -%}
     {%- set tombstones = lakeplan.lakeplan_partial_update_tombstones(target, plans, spec,
         lakeplan.lakeplan_forgets_deletes(creates, prepared.existing), writes) -%}
@@ -108,6 +114,7 @@
             {%- do after.append(drop_branch) -%}
         {%- endif -%}
     {%- endif -%}
+    {%- set after = lakeplan.lakeplan_partial_update_applied_sql(target, prepared.applied) + after -%}
     {%- set steps = [] -%}
     {%- for statement in before -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {%- do steps.extend(writes) -%}
