@@ -9,6 +9,7 @@ import pytest
 
 from dbt_lakeplan.cli import main
 from tests.conftest import snapshots, write_files
+from tests.integration.test_source_parallelism import EVENT_SOURCES, EVENTS
 
 SOURCES = """
 version: 2
@@ -16,15 +17,9 @@ sources:
   - name: lake
     schema: lakeplan_explain
     tables:
-      - name: events_parallel
-        identifier: events_seed
-        meta: {scan_parallelism: 3}
-      - name: events_changelog
-        identifier: events_seed
-        meta: {scan_parallelism: 5, changelog_mode: upsert, primary_key: [account_id], op_column: op, sequence_by: seq}
+""" + EVENT_SOURCES + """\
       - {name: wrong_groups, identifier: orders_keyed, meta: {pre_keyed_by: [customer_id], key_groups: 8}}
 """
-EVENTS = "account_id,op,seq,amount\n" + "".join(f"{i % 10},+I,{i},{i * 1.5}\n" for i in range(40))
 ORDERS = "order_id,customer_id,amount\n" + "".join(f"{i},{i % 37},{(i * 7) % 101}.5\n" for i in range(1, 400))
 PAYMENTS = "customer_id,paid\n" + "".join(f"{c},{c * 3}.25\n" for c in range(0, 37))
 KEYED = "{{ config(materialized='table', keyed_by=['customer_id'], key_groups=4) }}\n"

@@ -49,12 +49,16 @@ def test_an_exact_repeat_writes_nothing_and_new_input_writes_again(make_project,
     assert len(tags(spark, table)) == 1  # the newest write's tag replaces the older one
 
 
-def test_other_input_values_write_again(make_project, spark):
-    files = {**ONE_GROUP, "models/counts.sql": member(
-        "wide", "select id, n * {{ var('factor', 1) }} as visits from {{ ref('visits') }}")}
-    project = make_project("rerun_vars", files)
-    table = "lakeplan_rerun_vars.wide"
+def seeded(make_project, name, counts_sql):
+    """A project whose `counts` member has its own query, seeded; and its target table."""
+    project = make_project(name, {**ONE_GROUP, "models/counts.sql": member("wide", counts_sql)})
     project.run("seed")
+    return project, f"lakeplan_{name}.wide"
+
+
+def test_other_input_values_write_again(make_project, spark):
+    project, table = seeded(make_project, "rerun_vars",
+                            "select id, n * {{ var('factor', 1) }} as visits from {{ ref('visits') }}")
     project.run("run")
     project.run("run", "--vars", "{factor: 2}")  # the member's query as rendered changed: applied
     project.run("run", "--vars", "{factor: 2}")  # and held
@@ -62,11 +66,8 @@ def test_other_input_values_write_again(make_project, spark):
 
 
 def test_a_member_that_reads_the_clock_is_never_taken_for_a_repeat(make_project, spark):
-    files = {**ONE_GROUP, "models/counts.sql": member(
-        "wide", "select id, n as visits from {{ ref('visits') }} where current_date() > date'2000-01-01'")}
-    project = make_project("rerun_clock", files)
-    table = "lakeplan_rerun_clock.wide"
-    project.run("seed")
+    project, table = seeded(make_project, "rerun_clock", "select id, n as visits from {{ ref('visits') }} "
+                                                         "where current_date() > date'2000-01-01'")
     for _ in range(3):
         project.run("run")
         assert "already holds this run" not in project.shown

@@ -4,6 +4,14 @@ import pytest
 
 from tests.spark_plans import exchanges, executed_plan
 
+# the events seed read round-robin and as a changelog (test_explain.py declares them too)
+EVENT_SOURCES = """      - name: events_parallel
+        identifier: events_seed
+        meta: {scan_parallelism: 3}
+      - name: events_changelog
+        identifier: events_seed
+        meta: {scan_parallelism: 5, changelog_mode: upsert, primary_key: [account_id], op_column: op, sequence_by: seq}
+"""
 SOURCES = """
 version: 2
 sources:
@@ -12,12 +20,7 @@ sources:
     tables:
       - name: events
         identifier: events_seed
-      - name: events_parallel
-        identifier: events_seed
-        meta: {scan_parallelism: 3}
-      - name: events_changelog
-        identifier: events_seed
-        meta: {scan_parallelism: 5, changelog_mode: upsert, primary_key: [account_id], op_column: op, sequence_by: seq}
+""" + EVENT_SOURCES + """\
   - name: cdc
     schema: lakeplan_scan
     tables:
