@@ -61,10 +61,12 @@ ensure_chromium() {
   command -v chromium >/dev/null && return
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     step "installing Debian's chromium (the browser test of lakeplan explain's page)"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null ||
-      fail "'apt-get install chromium' failed: run 'apt-get update' and rerun."
+    # a machine whose package lists are empty or stale needs them read first
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 ||
+      { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; } ||
+      fail "'apt-get install chromium' failed (see above); rerun 'make setup'."
   else
-    echo "lakeplan setup: chromium is missing; the browser test will be skipped (sudo apt-get install chromium)." >&2
+    echo "lakeplan setup: chromium is missing, so the browser test of lakeplan explain's page fails: run 'sudo apt-get install chromium'." >&2
   fi
 }
 
