@@ -4,6 +4,7 @@ from Spark's own metrics, medians, and the recorded results (bench/results/<name
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -68,6 +69,21 @@ def write_project(name: str, files: dict[str, str], models: dict | None = None,
         f"models:\n  lakeplan: {json.dumps(settings)}\nvars: {json.dumps(project_vars or {})}\n"
     )
     return project
+
+
+@contextlib.contextmanager
+def environment(**values: str):
+    """Environment variables for the dbt runs (source location, schema), restored afterwards."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def dbt(project: Path, *args: str) -> float:

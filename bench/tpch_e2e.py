@@ -14,14 +14,13 @@ Both read the TPC-H parquet of scale factor SF (written by tpchgen-cli on first 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
 
-from common import RESULTS, ROOT, arguments, bar_chart, dbt, machine, markdown_table, medians, record, spark_session
+from common import RESULTS, ROOT, arguments, bar_chart, dbt, environment, machine, markdown_table, medians, record, spark_session
 
 DBT_SCHEMA, SCRIPT_SCHEMA = "lakeplan_e2e", "lakeplan_e2e_script"
 
@@ -113,21 +112,6 @@ def topological(manifest: dict) -> list[str]:
     for unique_id in sorted(nodes):
         visit(unique_id)
     return order
-
-
-@contextlib.contextmanager
-def environment(**values: str):
-    """Environment variables for the dbt runs (source location, schema), restored afterwards."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def main(argv: list[str] | None = None, spark=None) -> dict:

@@ -8,6 +8,7 @@ only statements run are the temporary views `dbt run` stages changes in. explain
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -53,6 +54,9 @@ def _collecting(live: dict[str, Any]) -> Iterator[None]:
 
     execute = CompileRunner.execute
 
+    # wraps: keeps the compiled write's mark, so the plugin's install() at this compile's start does not wrap the
+    # runner a second time (which built every partial-update target's write twice)
+    @functools.wraps(execute)
     def explained_execute(self, compiled_node, manifest):
         result = execute(self, compiled_node, manifest)
         if compiled_node.resource_type == "model":

@@ -186,3 +186,21 @@ def test_a_state_folder_without_a_manifest_is_one_sentence(project, tmp_path, ca
     assert main(["explain", "--project-dir", str(project.path), "--state", str(tmp_path)]) == 2
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith(f"lakeplan explain: --state {tmp_path}: no readable dbt manifest.json there") and "Fix:" in line
+
+
+def test_a_target_s_write_is_built_once(project, monkeypatch):
+    """explain's compile builds a partial-update target's write once, as `dbt compile` does: the compile runner it
+    wraps keeps the compiled write's mark, so the plugin does not wrap it again (bench/explain.py found the write
+    of the example's customer_360 built twice). Counted by the runtime contexts dbt generates for the target."""
+    from dbt.context import providers
+
+    generate, contexts = providers.generate_runtime_model_context, []
+
+    def counted(node, *args):
+        contexts.append(node.name)
+        return generate(node, *args)
+
+    monkeypatch.setattr(providers, "generate_runtime_model_context", counted)
+    code, _, models = explain(project, "--select", "wide")
+    assert code == 0 and models["wide"]["write_groups"]
+    assert contexts.count("wide") == 2  # its compiled write, then explain's macro
