@@ -47,17 +47,17 @@
     {%- do lakeplan.lakeplan_validate_partial_update_overlaps(plans, spec) -%}
     {%- do lakeplan.lakeplan_validate_tombstone_sequence(plans, spec) -%}
     {%- set creates = existing is none or existing.is_view or lakeplan.should_full_refresh() -%}
+    {#- the table is created with the declared types and every member value is cast to them (checked above): an
+        enforced contract adds that a kept table holds those types (its error first: it names the contract) -#}
+    {%- if config.get('contract').enforced and not creates -%}
+        {%- do lakeplan.lakeplan_assert_contract(spec.owner, none, this) -%}
+    {%- endif -%}
     {%- if not creates -%}
         {%- set declared = [] -%}
         {%- for column in spec.columns -%}{%- do declared.append({'name': column.name, 'dtype': column.data_type}) -%}{%- endfor -%}
         {%- do lakeplan.lakeplan_validate_stored_types(existing, declared, spec.owner, 'its YAML now declares',
             'set its data_type back to {stored}, or rebuild the table with `dbt run -s ' ~ spec.model
             ~ ' --full-refresh` (from this run\'s rows alone).') -%}
-    {%- endif -%}
-    {#- the table is created with the declared types and every member value is cast to them (checked above): an
-        enforced contract adds that a kept table holds those types -#}
-    {%- if config.get('contract').enforced and not creates -%}
-        {%- do lakeplan.lakeplan_assert_contract(spec.owner, none, this) -%}
     {%- endif -%}
     {{ return({'spec': spec, 'relation': this.incorporate(type='table'), 'existing': existing, 'plans': plans,
         'creates': creates, 'applied': lakeplan.lakeplan_partial_update_applied(plans, spec, existing, creates)}) }}
