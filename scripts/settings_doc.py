@@ -29,7 +29,8 @@ The planner hands each source and model one plan, in its config as `lakeplan_pla
 - every model: `version`, `model`, `key` (`unique_key` as a list), `distribution: {{parallelism}}`,
   `keyed: {{keys, key_groups}}` or null, `on_state_mismatch`, `accept_state` (listed in `lakeplan_accept_state`),
   `forget_deletes` (listed in `lakeplan_forget_deletes`);
-- an `upsert` and a partial-update target add `full_rewrite_max_mib`;
+- an `upsert` and a partial-update target add `full_rewrite_max_mib` and `change_mode: {{mode,
+  merge_on_read_max_share}}`;
 - an `upsert` adds `upsert: {{op_column, sequence_by, tombstone_retention_days}}`;
 - a partial-update target adds `partial_update: {{columns: [{{name, data_type}}], on_delete,
   tombstone_retention_days, rules, order_independent, sequence_groups, grouped, types: {{families, casts}},
@@ -59,6 +60,8 @@ def type_text(schema: dict) -> str:
         values = option.get("additionalProperties") or next(iter(option.get("patternProperties", {}).values()), {})
         values = values if isinstance(values, dict) else {}
         return "mapping of lists" if values.get("type") == "array" else "mapping"
+    if option["type"] == "number":
+        return f"number in ({option['exclusiveMinimum']}, {option['maximum']}]" if "exclusiveMinimum" in option else "number"
     return {"string": "text", "boolean": "true / false"}[option["type"]]
 
 

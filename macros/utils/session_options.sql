@@ -16,9 +16,10 @@
     model's `full_rewrite_max_mib`, rewriting all of them costs less than that, so the MERGE skips the search:
     the same rows, every file rewritten (docs/benchmarks.md, section 1). `staging`: `relation` is the copy this run
     creates, which does not exist yet when the statement is built; it holds only this run's earlier groups, whose
-    keys a later group's mostly share, so it is rewritten whole. -#}
-{% macro lakeplan_merge_session_options(relation, options=none, staging=false) %}
-    {%- set limit = lakeplan.lakeplan_plan().full_rewrite_max_mib -%}
+    keys a later group's mostly share, so it is rewritten whole. `change_mode`: how the MERGE lands
+    (lakeplan_change_mode); merge-on-read rewrites no data file, so there is no search to skip. -#}
+{% macro lakeplan_merge_session_options(relation, options=none, staging=false, change_mode=none) %}
+    {%- set limit = lakeplan.lakeplan_plan().full_rewrite_max_mib if change_mode != 'merge-on-read' else 0 -%}
     {%- set merged = {} -%}
     {%- if limit -%}
         {%- set size = 0 if staging else run_query(

@@ -32,7 +32,7 @@ MEMBER_ONLY = ("write_mode", "static_partition", "write_options")
 TARGET_ONLY = ("partial_update_on_delete", "sequence_groups")
 TABLES = ("table", "incremental", "upsert", partial_update.TARGET_MATERIALIZATION)  # what a layout can apply to
 MERGED = ("upsert", partial_update.TARGET_MATERIALIZATION)  # lakeplan's materializations that write by MERGE
-MERGE_ONLY = ("full_rewrite_max_mib", "tombstone_retention_days")  # settings of those MERGEs
+MERGE_ONLY = ("full_rewrite_max_mib", "tombstone_retention_days", "change_mode", "merge_on_read_max_share")  # settings of those MERGEs
 ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")  # dbt's, as for an incremental
 # dbt's and dbt-spark's own model configs: never a misspelt lakeplan setting
 DBT_MODEL_CONFIGS = frozenset(
@@ -179,6 +179,8 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
     }  # fmt: skip
     if materialized in MERGED:
         plan["full_rewrite_max_mib"] = settings.full_rewrite_max_mib
+        plan["change_mode"] = {"mode": settings.change_mode, "merge_on_read_max_share": settings.merge_on_read_max_share}
+        _check_change_mode(node, settings, found)
         if node.config.get("file_format") != "iceberg":
             found.append(f"Model `{name}` is materialized as `{materialized}` with file_format "
                          f"{node.config.get('file_format')!r}; its writes are MERGEs, which need row-level updates. Fix: "
@@ -198,6 +200,22 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
     if is_target:
         plan["partial_update"] = partial_update.target_plan(node, settings, columns, found)
     return plan
+
+
+ROW_LEVEL_MODES = ("write.merge.mode", "write.update.mode", "write.delete.mode")  # Iceberg's; change_mode sets them
+
+
+def _check_change_mode(node, settings: ModelSettings, found: list[str]) -> None:
+    """lakeplan sets a MERGE's Iceberg write modes at each write (change_mode): the same properties in the model's
+    tblproperties would be overwritten by the first write."""
+    given = sorted(key for key in (node.config.get("tblproperties") or {}) if str(key).lower() in ROW_LEVEL_MODES)
+    if given:
+        found.append(
+            f"Model `{node.name}` sets tblproperties {', '.join(f'`{key}`' for key in given)}, which lakeplan sets "
+            f"itself at each write of an `{node.config.materialized}` from `change_mode` (now "
+            f"`{settings.change_mode}`). Fix: remove {'it' if len(given) == 1 else 'them'} from tblproperties and "
+            "set `change_mode: merge_on_read` (or `copy_on_write`, or `auto`) in the model's config."
+        )
 
 
 def _check_data_types(node, kind: str, found: list[str]) -> None:

@@ -138,6 +138,14 @@ class ModelSettings(Settings):
         256, "an `upsert`'s or partial-update target's MERGE into a table of at most this many MiB of data files "
         "rewrites every file, without first finding the files the change touches (Spark evaluates the change twice "
         "for that); 0: always find them", False, 0)
+    change_mode: Literal["copy_on_write", "merge_on_read", "auto"] = setting(
+        "copy_on_write", "how an `upsert`'s or partial-update target's MERGE lands: `copy_on_write` rewrites the data "
+        "files it touches, `merge_on_read` writes delete files beside them (Iceberg's write.*.mode), `auto` chooses "
+        "at each write from the rows the members read against the table's (`merge_on_read_max_share`)", False,
+        "auto")
+    merge_on_read_max_share: Annotated[float, Field(gt=0, le=1)] = setting(
+        0.1, "under `change_mode: auto`: the largest share of the table's rows this run's inputs may hold for the "
+        "write to land as merge-on-read", False, 0.01)
     on_state_mismatch: Literal["fail", "full_refresh", "ignore"] = setting(
         "fail", "what a stateful model does when its fingerprint no longer fits its table", False, "full_refresh")
     partial_update_target: Optional[str] = setting(

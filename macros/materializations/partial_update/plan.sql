@@ -84,6 +84,14 @@
         {%- if additions -%}
             {%- do before.append('alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
         {%- endif -%}
+        {%- set reads = [] -%}
+        {%- for plan in plans -%}
+            {%- for member in plan.members -%}{%- do reads.append('select 1 from ' ~ member.view) -%}{%- endfor -%}
+        {%- endfor -%}
+        {%- set change = lakeplan.lakeplan_change_mode(target, reads | join(' union all ')) -%}
+        {%- if change.sql -%}{%- do before.append(change.sql) -%}{%- endif -%}
+        {%- if record -%}{%- do lakeplan.lakeplan_log_change_mode(change) -%}{%- endif -%}
+        {%- do spec.update({'change_mode': change.mode}) -%}
     {%- endif -%}
     {%- set after = [] -%}
     {%- set commit = lakeplan.lakeplan_commit_marker(target) -%}
@@ -161,7 +169,8 @@
     {%- set parallelism = none if layout.shuffled else plan.group.parallelism -%}
     {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed, parallelism, spec.unique_key) ~ '\n)' -%}
     {%- set merges = not creates and plan.group.write_mode != 'overwrite' -%}
-    {%- set options = lakeplan.lakeplan_merge_session_options(target, plan.group.write_options, staging) if merges
+    {%- set options = lakeplan.lakeplan_merge_session_options(target, plan.group.write_options, staging,
+        spec.get('change_mode')) if merges
         else plan.group.write_options -%}
     {%- set write_sql -%}
         {{ lakeplan.lakeplan_statement_options(options, plan.options_origin) }}

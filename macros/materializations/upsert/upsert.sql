@@ -58,8 +58,12 @@
             {{- create_table_as(False, target_relation, initial_rows) }}
         {%- endcall -%}
     {%- else -%}
+        {%- set change = lakeplan.lakeplan_change_mode(target_relation, 'select 1 from ' ~ changes_relation) -%}
+        {%- do lakeplan.lakeplan_log_change_mode(change) -%}
+        {%- if change.sql -%}{%- do lakeplan.lakeplan_execute(change.sql) -%}{%- endif -%}
         {%- call statement('main') -%}
-            {{ lakeplan.lakeplan_statement_options(lakeplan.lakeplan_merge_session_options(target_relation)) }}
+            {{ lakeplan.lakeplan_statement_options(lakeplan.lakeplan_merge_session_options(target_relation,
+                change_mode=change.mode)) }}
             {{- lakeplan.lakeplan_commit_marker(target_relation) }}
             {{- lakeplan.lakeplan_upsert_label(spec) }}
             {{- lakeplan.lakeplan_upsert_merge_sql(target_relation, changes_relation, spec, columns) }}
