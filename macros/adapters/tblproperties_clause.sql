@@ -1,8 +1,10 @@
-{#- dbt-spark's table properties, plus the fingerprint a stateful model records when its table is built;
+{#- dbt-spark's table properties, plus the fingerprint a stateful model records when its table is built
+    and what it consumed of the inputs it reads with new_rows;
     every key and value is a quoted literal. -#}
 {% macro spark__tblproperties_clause() -%}
     {%- set properties = {} -%}
     {%- do properties.update(config.get('tblproperties') or {}) -%}
     {%- do properties.update(lakeplan.lakeplan_fingerprint_properties()) -%}
+    {%- do properties.update(lakeplan.lakeplan_consumed_properties()) -%}
     {%- if properties %}tblproperties ({{ lakeplan.lakeplan_properties_sql(properties) }}){% endif -%}
 {%- endmacro %}

@@ -59,6 +59,19 @@
         {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ' already holds this run (tag ' ~ prepared.applied.tag
             ~ '): not written\nselect 0 as lakeplan_rows'}]) }}
     {%- endif -%}
+    {%- set read = lakeplan.lakeplan_new_rows_read() -%}
+    {%- set every_member_reads_new_rows = [] -%}
+    {%- for plan in plans -%}
+        {%- for member in plan.members -%}
+            {%- do every_member_reads_new_rows.append('/* lakeplan new_rows: ' in
+                lakeplan.lakeplan_member_ctes(member.config.unique_id) | join('\n')) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- if record and not creates and read.nothing_new and false not in every_member_reads_new_rows -%}
+        {%- do log('lakeplan: `' ~ spec.model ~ '`: its members read nothing new since its last write ('
+            ~ read.inputs | dictsort | map('join', ' at ') | join(', ') ~ '), so nothing was written.', info=true) -%}
+        {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ': nothing new to write\nselect 0 as lakeplan_rows'}]) }}
+    {%- endif -%}
     {%- set writes = record and lakeplan.lakeplan_writes(prepared.existing) -%}
     {%- set tombstones = lakeplan.lakeplan_partial_update_tombstones(target, plans, spec,
         lakeplan.lakeplan_forgets_deletes(creates, prepared.existing), writes) -%}
@@ -122,7 +135,10 @@
             {%- do after.append(drop_branch) -%}
         {%- endif -%}
     {%- endif -%}
-    {%- set after = lakeplan.lakeplan_partial_update_applied_sql(target, prepared.applied) + after -%}
+    {%- set consumed = lakeplan.lakeplan_consumed_sql(target, read) if not creates
+        else {'before': [], 'after': []} -%}
+    {%- do before.extend(consumed.before) -%}
+    {%- set after = consumed.after + lakeplan.lakeplan_partial_update_applied_sql(target, prepared.applied) + after -%}
     {%- set steps = [] -%}
     {%- for statement in before -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {%- do steps.extend(writes) -%}

@@ -57,7 +57,13 @@
             {{ lakeplan.lakeplan_commit_marker(target_relation) }}{{ lakeplan.lakeplan_upsert_label(spec) }}
             {{- create_table_as(False, target_relation, initial_rows) }}
         {%- endcall -%}
+    {%- elif lakeplan.lakeplan_new_rows_read().nothing_new -%}
+        {%- do log('lakeplan: `' ~ model.name ~ '`: its query reads nothing new since its last write, so nothing was '
+            ~ 'written.', info=true) -%}
+        {%- call statement('main') -%}select 0 as lakeplan_rows{%- endcall -%}
     {%- else -%}
+        {%- set consumed = lakeplan.lakeplan_consumed_sql(target_relation, lakeplan.lakeplan_new_rows_read()) -%}
+        {%- for statement in consumed.before -%}{%- do lakeplan.lakeplan_execute(statement) -%}{%- endfor -%}
         {%- set change = lakeplan.lakeplan_change_mode(target_relation, 'select 1 from ' ~ changes_relation) -%}
         {%- do lakeplan.lakeplan_log_change_mode(change) -%}
         {%- if change.sql -%}{%- do lakeplan.lakeplan_execute(change.sql) -%}{%- endif -%}
@@ -68,6 +74,7 @@
             {{- lakeplan.lakeplan_upsert_label(spec) }}
             {{- lakeplan.lakeplan_upsert_merge_sql(target_relation, changes_relation, spec, columns) }}
         {%- endcall -%}
+        {%- for statement in consumed.after -%}{%- do lakeplan.lakeplan_execute(statement) -%}{%- endfor -%}
     {%- endif -%}
 
     {%- if not creates -%}{%- do lakeplan.lakeplan_record_state_after_write() -%}{%- endif %}

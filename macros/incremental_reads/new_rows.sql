@@ -1,0 +1,148 @@
+{#- Reading only what is new (issue 30): `{{ lakeplan.new_rows(ref('orders')) }}` in a partial-update member, or in an
+    `upsert`, stands for the rows the Iceberg table `relation` gained since the write of the table that consumes it
+    (the member's target, or the upsert itself) last committed. The snapshot of `relation` each write read is
+    recorded on the consuming table (property `lakeplan.consumed`), so the rows are applied exactly once: a failed
+    write records nothing and its rerun reads the same rows again. Every row is read on the first write, under
+    --full-refresh, and where the last consumed snapshot is gone from the input's history (expired). Between the two
+    snapshots Iceberg's changelog (`create_changelog_view`) gives the rows appended; a snapshot that changed or
+    removed rows (a delete, an overwrite, a MERGE) has no such reading: a target whose rules add up (`sum`) then
+    stops with the fix, as counting the changed rows again would be wrong; an upsert or a target without `sum`
+    reads the input whole, which gives the same rows (the log says so). The SQL it renders starts with a comment
+    naming the input and both snapshots, which the write reads back to record what it consumed. -#}
+{% macro new_rows(relation) %}
+    {%- if not execute -%}{{ return(relation) }}{%- endif -%}
+    {%- set head = run_query('select snapshot_id from ' ~ relation ~ ".refs where name = 'main'").rows -%}
+    {%- set current = head[0][0] | int if head else none -%}
+    {%- set consumer = lakeplan.lakeplan_consumer() -%}
+    {%- set consumed = none if flags.FULL_REFRESH or consumer.relation is none
+        else lakeplan.lakeplan_consumed(consumer.relation).get(relation | string) -%}
+    {%- set marker = '/* lakeplan new_rows: ' ~ relation ~ ' at ' ~ current ~ ' after ' ~ consumed ~ ' */ ' -%}
+    {%- set whole = marker ~ '(select * from ' ~ relation ~ ')' -%}
+    {%- if current is none or consumed == current -%}
+        {{ return(marker ~ '(select * from ' ~ relation ~ ' where false)') }}
+    {%- elif consumed is none -%}
+        {{ return(whole) }}
+    {%- endif -%}
+    {%- set since = lakeplan.lakeplan_lineage(relation) -%}
+    {%- set lineage = since | map(attribute='id') | list -%}
+    {%- if consumed not in lineage -%}
+        {%- do log('lakeplan: `' ~ model.name ~ '` reads all of ' ~ relation ~ ': the snapshot its last write '
+            ~ 'consumed (' ~ consumed ~ ') is no longer in its history.', info=true) -%}
+        {{ return(whole) }}
+    {%- endif -%}
+    {%- set changed = [] -%}
+    {%- for snapshot in since[lineage.index(consumed) + 1:] if snapshot.operation not in ['append', 'replace'] -%}
+        {%- do changed.append(snapshot.operation ~ ' ' ~ snapshot.id) -%}
+    {%- endfor -%}
+    {%- if changed -%}
+        {%- if consumer.adds_up -%}
+            {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads new_rows(' ~ relation
+                ~ '), whose snapshots since the last write of `' ~ consumer.relation.identifier ~ '` changed or removed rows (' ~ changed
+                | join(', ') ~ '): a `sum` of `' ~ consumer.relation.identifier ~ '` cannot take back what it counted, '
+                ~ 'and counting the rows again would count them twice. `' ~ consumer.relation.identifier
+                ~ '` is unchanged. Fix: rebuild it with `dbt run -s ' ~ consumer.relation.identifier
+                ~ ' --full-refresh`, or append to ' ~ relation ~ ' instead of changing its rows.') -%}
+        {%- endif -%}
+        {%- do log('lakeplan: `' ~ model.name ~ '` reads all of ' ~ relation ~ ': its snapshots since the last write ('
+            ~ changed | join(', ') ~ ') changed or removed rows, which only a whole reading follows.', info=true) -%}
+        {{ return(whole) }}
+    {%- endif -%}
+    {%- set view = 'lakeplan_new_rows_' ~ local_md5(relation ~ '@' ~ consumed ~ '..' ~ current)[:12] -%}
+    {%- do run_query('call system.create_changelog_view(table => ' ~ lakeplan.lakeplan_string_literal(relation | string)
+        ~ ", options => map('start-snapshot-id', '" ~ consumed ~ "', 'end-snapshot-id', '" ~ current ~ "'), "
+        ~ "changelog_view => '" ~ view ~ "')") -%}
+    {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
+    {{ return(marker ~ '(select ' ~ lakeplan.lakeplan_quote_list(columns) ~ ' from ' ~ view
+        ~ " where _change_type = 'INSERT')") }}
+{% endmacro %}
+
+{#- The table that consumes what the model being compiled reads: a member's target, or the model itself; its
+    relation (none while it does not exist) and whether its rules add up (a target with a `sum` column). -#}
+{% macro lakeplan_consumer() %}
+    {%- set plan = lakeplan.lakeplan_plan() -%}
+    {%- set target = plan.get('member_of') -%}
+    {%- if target -%}
+        {%- set relation = adapter.get_relation(database=target.schema, schema=target.schema,
+            identifier=target.identifier) -%}
+        {%- set target_node = graph.nodes.values() | selectattr('name', 'equalto', target.target) | first -%}
+        {%- set rules = (target_node.config.lakeplan_plan.partial_update or {}).get('rules', {}) -%}
+        {{ return({'relation': relation, 'adds_up': 'sum' in rules.values()}) }}
+    {%- endif -%}
+    {{ return({'relation': load_relation(this), 'adds_up': false}) }}
+{% endmacro %}
+
+{#- What `relation`'s last committed write consumed, {input: snapshot id}. A write records what it is about to
+    consume as `lakeplan.consumed.pending` with the table's snapshot before it (`base`), and moves it to
+    `lakeplan.consumed` after its commit; if it was stopped in between, the table's history tells: the write
+    committed when a snapshot that is not a compaction follows `base` in the current lineage. -#}
+{% macro lakeplan_consumed(relation) %}
+    {%- set properties = {} -%}
+    {%- for row in run_query('show tblproperties ' ~ relation).rows if row[0].startswith('lakeplan.consumed') -%}
+        {%- do properties.update({row[0]: fromjson(row[1])}) -%}
+    {%- endfor -%}
+    {%- set consumed = properties.get('lakeplan.consumed') or {} -%}
+    {%- set pending = properties.get('lakeplan.consumed.pending') -%}
+    {%- if pending and lakeplan.lakeplan_committed_after(relation, pending.base) -%}
+        {%- do consumed.update(pending.inputs) -%}
+    {%- endif -%}
+    {{ return(consumed) }}
+{% endmacro %}
+
+{#- Whether a write (not a compaction) committed to `relation` after its snapshot `base` (none: no snapshot yet). -#}
+{% macro lakeplan_committed_after(relation, base) %}
+    {%- set lineage = lakeplan.lakeplan_lineage(relation) -%}
+    {%- set ids = lineage | map(attribute='id') | list -%}
+    {%- if base is not none and base not in ids -%}{{ return(false) }}{%- endif -%}
+    {%- set after = lineage[ids.index(base) + 1:] if base is not none else lineage -%}
+    {{ return(after | rejectattr('operation', 'equalto', 'replace') | list | length > 0) }}
+{% endmacro %}
+
+{#- The snapshots of `relation`'s current lineage, oldest first: [{id, operation}]. -#}
+{% macro lakeplan_lineage(relation) %}
+    {%- set lineage = [] -%}
+    {%- for row in run_query('select h.snapshot_id, s.operation from ' ~ relation ~ '.history as h join ' ~ relation
+        ~ '.snapshots as s on h.snapshot_id = s.snapshot_id where h.is_current_ancestor order by h.made_current_at').rows -%}
+        {%- do lineage.append({'id': row[0] | int, 'operation': row[1]}) -%}
+    {%- endfor -%}
+    {{ return(lineage) }}
+{% endmacro %}
+
+{#- What the model being written consumes, {input: snapshot id}, read from the comments new_rows put in its SQL (its
+    own and its members'); `nothing_new`: every input read returned nothing new. -#}
+{% macro lakeplan_new_rows_read() %}
+    {%- set texts = [compiled_code or ''] + (model.extra_ctes or []) | map(attribute='sql') | list -%}
+    {%- set read = {} -%}
+    {%- set fresh = [] -%}
+    {%- for text in texts -%}
+        {%- for input, current, consumed in modules.re.findall(
+            '/\\* lakeplan new_rows: (\\S+) at (\\S+) after (\\S+) \\*/', text) if current != 'None' -%}
+            {%- do read.update({input: current | int}) -%}
+            {%- if current != consumed -%}{%- do fresh.append(input) -%}{%- endif -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{ return({'inputs': read, 'nothing_new': read and not fresh}) }}
+{% endmacro %}
+
+{#- The statements around a write into the existing `relation` that record what it consumed: one before it (pending,
+    with the table's snapshot now) and one after its commit. -#}
+{% macro lakeplan_consumed_sql(relation, read) %}
+    {%- if not read.inputs -%}{{ return({'before': [], 'after': []}) }}{%- endif -%}
+    {%- set head = run_query('select snapshot_id from ' ~ relation ~ ".refs where name = 'main'").rows -%}
+    {%- set pending = {'base': head[0][0] | int if head else none, 'inputs': read.inputs} -%}
+    {%- set resolved = lakeplan.lakeplan_consumed(relation) -%}
+    {%- set consumed = dict(resolved) -%}
+    {%- do consumed.update(read.inputs) -%}
+    {#- the record resolved from an earlier pending one is kept as this write replaces it -#}
+    {{ return({
+        'before': ['alter table ' ~ relation ~ ' set tblproperties (' ~ lakeplan.lakeplan_properties_sql(
+            {'lakeplan.consumed': tojson(resolved), 'lakeplan.consumed.pending': tojson(pending)}) ~ ')'],
+        'after': ['alter table ' ~ relation ~ ' set tblproperties (' ~ lakeplan.lakeplan_properties_sql(
+            {'lakeplan.consumed': tojson(consumed)}) ~ ')',
+            'alter table ' ~ relation ~ " unset tblproperties if exists ('lakeplan.consumed.pending')"]}) }}
+{% endmacro %}
+
+{#- The property a table created by this write records what it consumed with (in the same CREATE). -#}
+{% macro lakeplan_consumed_properties() %}
+    {%- set read = lakeplan.lakeplan_new_rows_read() -%}
+    {{ return({'lakeplan.consumed': tojson(read.inputs)} if read.inputs else {}) }}
+{% endmacro %}

@@ -1,0 +1,144 @@
+"""Members that read only what is new (issue 30, item 1): `lakeplan.new_rows(source(...))` reads the rows an Iceberg
+input gained since the consuming table's last committed write, and that write records the input's snapshot, so
+every row is applied once. The reference is a twin target whose members read the inputs whole, rebuilt from
+scratch (`--full-refresh`) after every step: the incremental target must hold the same rows."""
+
+import json
+
+import pytest
+
+from tests.conftest import snapshots
+
+SCHEMA = "lakeplan_new_rows"
+ORDERS = f"{SCHEMA}.orders"
+TARGET_YML = """
+version: 2
+sources:
+  - name: raw
+    schema: lakeplan_new_rows
+    tables: [{name: orders}]
+models:
+  - name: totals
+    config: {unique_key: customer}
+    columns: &columns
+      - {name: customer, data_type: int}
+      - {name: spent, data_type: bigint, meta: {merge: sum}}
+      - {name: last_amount, data_type: bigint}
+  - name: totals_whole
+    config: {unique_key: customer}
+    columns: *columns
+"""
+
+
+def member(target: str, reads: str, columns: str, **config: str) -> str:
+    settings = ", ".join([f"partial_update_target='{target}'", *(f"{k}='{v}'" for k, v in config.items())])
+    return f"{{{{ config({settings}) }}}}\nselect {columns} from {reads}"
+
+
+NEW = "{{ lakeplan.new_rows(source('raw', 'orders')) }}"
+WHOLE = "{{ source('raw', 'orders') }}"
+FILES = {
+    "models/sources.yml": TARGET_YML,
+    "models/totals.sql": "{{ partial_update_target() }}",
+    "models/totals_whole.sql": "{{ partial_update_target() }}",
+    "models/spent.sql": member("totals", NEW, "customer, amount as spent"),
+    "models/last.sql": member("totals", NEW, "customer, id, amount as last_amount", sequence_by="id"),
+    "models/spent_whole.sql": member("totals_whole", WHOLE, "customer, amount as spent"),
+    "models/last_whole.sql": member("totals_whole", WHOLE, "customer, id, amount as last_amount", sequence_by="id"),
+    "models/current.sql": (
+        "{{ config(materialized='upsert', unique_key='id', sequence_by='id') }}\n"
+        f"select id, customer, amount, case when amount < 0 then '-D' else '+I' end as _op from {NEW}"
+    ),
+}
+
+
+@pytest.fixture
+def project(make_project, spark):
+    dbt = make_project("new_rows", FILES)
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    spark.sql(f"create table {ORDERS} (id int, customer int, amount bigint) using iceberg")
+    return dbt
+
+
+def add_orders(spark, *rows):
+    spark.sql(f"insert into {ORDERS} values " + ", ".join(str(row) for row in rows))
+
+
+def rows(spark, table):
+    return sorted(tuple(row) for row in spark.sql(f"select * from {SCHEMA}.{table}").collect())
+
+
+def consumed(spark, table):
+    properties = dict(spark.sql(f"show tblproperties {SCHEMA}.{table}").collect())
+    return {key: json.loads(value) for key, value in properties.items() if key.startswith("lakeplan.consumed")}
+
+
+def head(spark, table):
+    return spark.sql(f"select snapshot_id from {SCHEMA}.{table}.refs where name = 'main'").collect()[0][0]
+
+
+def matches_a_whole_rebuild(project, spark):
+    project.run("run", "-s", "totals_whole", "--full-refresh")
+    return rows(spark, "totals") == rows(spark, "totals_whole")
+
+
+def test_new_rows_apply_each_row_once(project, spark):
+    add_orders(spark, (1, 10, 5), (2, 20, 7), (3, 10, 1))
+    project.run("run", "-s", "totals", "current")
+    assert consumed(spark, "totals") == {"lakeplan.consumed": {ORDERS: head(spark, "orders")}}
+    assert rows(spark, "totals") == [(10, 6, 1), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
+
+    add_orders(spark, (4, 20, 3), (5, 30, 9))
+    result, log = project.invoke("run", "-s", "totals", "current")
+    assert result.success and "from lakeplan_new_rows_" in log and "_change_type = 'INSERT'" in log  # the changelog
+    assert rows(spark, "totals") == [(10, 6, 1), (20, 10, 3), (30, 9, 9)] and matches_a_whole_rebuild(project, spark)
+    assert consumed(spark, "totals") == {"lakeplan.consumed": {ORDERS: head(spark, "orders")}}  # pending is gone
+
+    before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")
+    project.run("run", "-s", "totals", "current")  # nothing new
+    assert "`totals`: its members read nothing new since its last write" in project.shown
+    assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
+
+    add_orders(spark, (6, 20, -1))  # the upsert's changelog deletes order 6 (never inserted) and keeps the rest
+    project.run("run", "-s", "current")
+    assert rows(spark, "current") == [(1, 10, 5), (2, 20, 7), (3, 10, 1), (4, 20, 3), (5, 30, 9)]
+
+
+def test_a_write_stopped_after_its_commit_is_not_applied_again(project, spark):
+    """The record of what a write consumed follows its commit; a process killed between the two leaves the pending
+    record, and the table's history says the write committed."""
+    add_orders(spark, (1, 10, 5))
+    project.run("run", "-s", "totals")
+    first = {"base": head(spark, "totals"), "record": consumed(spark, "totals")["lakeplan.consumed"]}
+    add_orders(spark, (2, 10, 7))
+    project.run("run", "-s", "totals")
+    assert rows(spark, "totals") == [(10, 12, 7)]
+    # back to the state between the commit and the record: the old record, and this write's pending one
+    pending = {"base": first["base"], "inputs": {ORDERS: head(spark, "orders")}}
+    spark.sql(f"alter table {SCHEMA}.totals set tblproperties ('lakeplan.consumed' = '{json.dumps(first['record'])}', "
+              f"'lakeplan.consumed.pending' = '{json.dumps(pending)}')")  # fmt: skip
+    project.run("run", "-s", "totals")
+    assert rows(spark, "totals") == [(10, 12, 7)]  # not 19: order 2 was applied once
+
+    # a write stopped before its commit: the record it kept, and its pending one on the table's current snapshot
+    record = {ORDERS: head(spark, "orders")}
+    add_orders(spark, (3, 10, 1))
+    pending = {"base": head(spark, "totals"), "inputs": {ORDERS: head(spark, "orders")}}
+    spark.sql(f"alter table {SCHEMA}.totals set tblproperties ('lakeplan.consumed' = '{json.dumps(record)}', "
+              f"'lakeplan.consumed.pending' = '{json.dumps(pending)}')")  # fmt: skip
+    project.run("run", "-s", "totals")
+    assert rows(spark, "totals") == [(10, 13, 1)] and matches_a_whole_rebuild(project, spark)
+
+
+def test_changed_rows_of_an_input_stop_a_sum_and_full_refresh_reads_everything(project, spark):
+    add_orders(spark, (1, 10, 5), (2, 20, 7))
+    project.run("run", "-s", "totals", "current")
+    spark.sql(f"update {ORDERS} set amount = 50 where id = 1")
+    log = project.fail("run", "-s", "totals")
+    assert ("reads new_rows(lakeplan_new_rows.orders), whose snapshots since the last write of `totals` "
+            "changed or removed rows (overwrite ") in log and "Fix: rebuild it with `dbt run -s totals --full-refresh`" in log
+    project.run("run", "-s", "current")  # an upsert reads the input whole and gets the same rows
+    assert "`current` reads all of lakeplan_new_rows.orders: its snapshots since the last write" in project.shown
+    assert rows(spark, "current") == [(1, 10, 50), (2, 20, 7)]
+    project.run("run", "-s", "totals", "--full-refresh")
+    assert rows(spark, "totals") == [(10, 50, 50), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
