@@ -60,59 +60,76 @@
 {#- One table's maintenance pass: what is due (lakeplan_maintenance_state), then each due action in order:
     compaction, expiry (after moving the applied tags to the current snapshot), orphans (`orphans`: under
     lakeplan_maintain only, as it lists the table's directory). One log line per action, with the procedure's
-    figures, apart from the write's. -#}
+    figures, apart from the write's; what is not due is said at debug level after a write. -#}
 {% macro lakeplan_maintain_table(relation, name, settings, orphans) %}
     {%- set state = lakeplan.lakeplan_maintenance_state(relation, settings) -%}
-    {%- set table = lakeplan.lakeplan_string_literal(relation | string) -%}
     {%- set said = 'lakeplan maintenance of `' ~ name ~ '`: ' -%}
-    {%- set compacts = state.small_files >= settings.small_files or state.deleted_share >= settings.deleted_share -%}
-    {%- set compacts_deletes = not compacts and state.delete_files >= settings.delete_files -%}
-    {%- if compacts -%}
-        {%- set applies_deletes = state.deleted_share >= settings.deleted_share -%}
-        {%- set options = {'target-file-size-bytes': settings.target_file_bytes,
-            'min-file-size-bytes': settings.small_file_bytes, 'min-input-files': 2} -%}
-        {%- if applies_deletes -%}
-            {%- do options.update({'delete-file-threshold': 1, 'remove-dangling-deletes': 'true'}) -%}
-        {%- endif -%}
-        {%- set result = lakeplan.lakeplan_call_procedure('rewrite_data_files', table, options) -%}
-        {%- do log(said ~ 'rewrite_data_files (' ~ state.small_files ~ ' small data files, threshold '
-            ~ settings.small_files ~ '; ' ~ lakeplan.lakeplan_percent(state.deleted_share) ~ ' of rows deleted, threshold '
-            ~ lakeplan.lakeplan_percent(settings.deleted_share) ~ '): ' ~ result.rewritten_data_files_count
-            ~ ' data files rewritten into ' ~ result.added_data_files_count ~ ', ' ~ result.removed_delete_files_count
-            ~ ' delete files removed, ' ~ result.rewritten_bytes_count ~ ' bytes rewritten.', info=true) -%}
-    {%- elif compacts_deletes -%}
-        {%- set result = lakeplan.lakeplan_call_procedure('rewrite_position_delete_files', table,
-            {'min-input-files': 2}) -%}
-        {%- do log(said ~ 'rewrite_position_delete_files (' ~ state.delete_files ~ ' delete files, threshold '
-            ~ settings.delete_files ~ '): ' ~ result.rewritten_delete_files_count ~ ' delete files rewritten into '
-            ~ result.added_delete_files_count ~ ', ' ~ result.rewritten_bytes_count ~ ' bytes rewritten.', info=true) -%}
-    {%- endif -%}
+    {%- set figures = state.small_files ~ ' small data files (threshold ' ~ settings.small_files ~ '), '
+        ~ lakeplan.lakeplan_percent(state.deleted_share) ~ ' of rows deleted (threshold '
+        ~ lakeplan.lakeplan_percent(settings.deleted_share) ~ '), ' ~ state.delete_files ~ ' delete files (threshold '
+        ~ settings.delete_files ~ ')' -%}
+    {%- set compacted = lakeplan.lakeplan_maintenance_compact(relation, state, settings, said ~ '{procedure} (' ~ figures ~ '): ') -%}
     {%- if state.expirable -%}
         {%- do lakeplan.lakeplan_move_applied_tags(relation) -%}
-        {%- set result = run_query('call system.expire_snapshots(table => ' ~ table ~ ', older_than => timestamp '
-            ~ lakeplan.lakeplan_string_literal(state.expire_before) ~ ', retain_last => ' ~ settings.keep_snapshots
-            ~ ')').rows[0] -%}
-        {%- set left = run_query('select count(*) from ' ~ relation ~ '.snapshots').rows[0][0] -%}
-        {%- do log(said ~ 'expire_snapshots (older than ' ~ state.expire_before ~ ', keeping the last '
-            ~ settings.keep_snapshots ~ ' and every tagged or branch snapshot): ' ~ state.snapshots - left
-            ~ ' snapshots expired (' ~ left ~ ' left), ' ~ result.deleted_data_files_count ~ ' data files, '
-            ~ result.deleted_position_delete_files_count + result.deleted_equality_delete_files_count
-            ~ ' delete files and ' ~ result.deleted_manifest_files_count ~ ' manifests deleted.', info=true) -%}
+        {%- do lakeplan.lakeplan_maintenance_expire(relation, state, settings, said) -%}
     {%- endif -%}
     {%- if orphans and settings.orphans_after_hours is not none -%}
         {%- set location = run_query('describe table extended ' ~ relation).rows | selectattr('0', 'equalto', 'Location')
             | map(attribute='1') | first -%}
-        {%- set removed = run_query('call system.remove_orphan_files(table => ' ~ table ~ ', older_than => timestamp '
+        {%- set removed = run_query('call system.remove_orphan_files(table => '
+            ~ lakeplan.lakeplan_string_literal(relation | string) ~ ', older_than => timestamp '
             ~ lakeplan.lakeplan_string_literal(state.orphans_before) ~ ')').rows -%}
         {%- do log(said ~ 'remove_orphan_files (files under ' ~ location ~ ' older than ' ~ state.orphans_before
             ~ ' that no snapshot references): ' ~ removed | length ~ ' orphan files removed.', info=true) -%}
     {%- endif -%}
-    {%- if not (compacts or compacts_deletes or state.expirable) -%}
-        {%- do log(said ~ 'no threshold crossed (' ~ state.small_files ~ ' small data files of ' ~ settings.small_files
-            ~ '; ' ~ lakeplan.lakeplan_percent(state.deleted_share) ~ ' of rows deleted of '
-            ~ lakeplan.lakeplan_percent(settings.deleted_share) ~ '; ' ~ state.delete_files ~ ' delete files of '
-            ~ settings.delete_files ~ '; no snapshot to expire).', info=orphans) -%}
+    {%- set idle = ([] if compacted else ['compaction: ' ~ figures]) + ([] if state.expirable else
+        ['snapshot expiry: none older than ' ~ state.expire_before ~ ' beyond the last ' ~ settings.keep_snapshots]) -%}
+    {%- if idle -%}
+        {%- do log(said ~ 'no threshold crossed for ' ~ idle | join('; nor for ') ~ '.', info=orphans) -%}
     {%- endif -%}
+{% endmacro %}
+
+{#- Compaction, when due: `rewrite_data_files` (small data files; or the deleted share, then applying the deletes),
+    then `rewrite_position_delete_files` (many delete files; or after deletes were applied, whose delete files Iceberg
+    keeps while the rewritten files carry their sequence number: it drops those that no live file needs). `said`: the
+    log line's start, `{procedure}` the procedure's place. Returns whether anything ran. -#}
+{% macro lakeplan_maintenance_compact(relation, state, settings, said) %}
+    {%- set table = lakeplan.lakeplan_string_literal(relation | string) -%}
+    {%- set applies_deletes = state.deleted_share >= settings.deleted_share -%}
+    {%- set compacts_data = applies_deletes or state.small_files >= settings.small_files -%}
+    {%- set compacts_deletes = applies_deletes or state.delete_files >= settings.delete_files -%}
+    {%- if compacts_data -%}
+        {%- set options = {'target-file-size-bytes': settings.target_file_bytes,
+            'min-file-size-bytes': settings.small_file_bytes, 'min-input-files': 2} -%}
+        {%- if applies_deletes -%}{%- do options.update({'delete-file-threshold': 1}) -%}{%- endif -%}
+        {%- set result = lakeplan.lakeplan_call_procedure('rewrite_data_files', table, options) -%}
+        {%- do log(said.replace('{procedure}', 'rewrite_data_files') ~ result.rewritten_data_files_count
+            ~ ' data files rewritten into ' ~ result.added_data_files_count ~ ', ' ~ result.rewritten_bytes_count
+            ~ ' bytes rewritten.', info=true) -%}
+    {%- endif -%}
+    {%- if compacts_deletes -%}
+        {%- set result = lakeplan.lakeplan_call_procedure('rewrite_position_delete_files', table,
+            {'rewrite-all': 'true'} if applies_deletes else {'min-input-files': 2}) -%}
+        {%- do log(said.replace('{procedure}', 'rewrite_position_delete_files') ~ result.rewritten_delete_files_count
+            ~ ' delete files rewritten into ' ~ result.added_delete_files_count ~ ', ' ~ result.rewritten_bytes_count
+            ~ ' bytes rewritten.', info=true) -%}
+    {%- endif -%}
+    {{ return(compacts_data or compacts_deletes) }}
+{% endmacro %}
+
+{#- `expire_snapshots` older than the cutoff, keeping the last `keep_snapshots` (and, as Iceberg does, every snapshot a
+    tag or branch names): how many went, and the files deleted with them. -#}
+{% macro lakeplan_maintenance_expire(relation, state, settings, said) %}
+    {%- set result = run_query('call system.expire_snapshots(table => '
+        ~ lakeplan.lakeplan_string_literal(relation | string) ~ ', older_than => timestamp '
+        ~ lakeplan.lakeplan_string_literal(state.expire_before) ~ ', retain_last => ' ~ settings.keep_snapshots
+        ~ ')').rows[0] -%}
+    {%- set left = run_query('select count(*) from ' ~ relation ~ '.snapshots').rows[0][0] | int -%}
+    {%- do log(said ~ 'expire_snapshots (older than ' ~ state.expire_before ~ ', keeping the last '
+        ~ settings.keep_snapshots ~ ' and every tagged or branch snapshot): ' ~ (state.snapshots - left)
+        ~ ' snapshots expired (' ~ left ~ ' left), ' ~ result.deleted_data_files_count ~ ' data files, '
+        ~ (result.deleted_position_delete_files_count | int) + (result.deleted_equality_delete_files_count | int)
+        ~ ' delete files and ' ~ result.deleted_manifest_files_count ~ ' manifests deleted.', info=true) -%}
 {% endmacro %}
 
 {#- What the thresholds are measured on, from the table's metadata tables (its current files, its snapshots and refs):
@@ -140,10 +157,10 @@
             cast(current_timestamp() - make_dt_interval(0, {{ settings.orphans_after_hours or 0 }}) as string)
     {%- endset -%}
     {%- set row = run_query(measured).rows[0] -%}
-    {%- set state = {'small_files': row[0], 'deleted_share': (row[2] / row[1]) if row[1] else 0,
-        'delete_files': row[3], 'snapshots': row[4], 'expirable': row[5] > 0, 'expire_before': row[6],
-        'orphans_before': row[7]} -%}
-    {{ return(state) }}
+    {%- set data_rows, deleted_rows = row[1] | int, row[2] | int -%}
+    {{ return({'small_files': row[0] | int, 'deleted_share': (deleted_rows / data_rows) if data_rows else 0,
+        'delete_files': row[3] | int, 'snapshots': row[4] | int, 'expirable': row[5] | int > 0,
+        'expire_before': row[6], 'orphans_before': row[7]}) }}
 {% endmacro %}
 
 {#- `call system.<procedure>(table => ..., options => map(...))`: its one result row. -#}

@@ -130,11 +130,12 @@ class Maintenance(BaseModel):
     small_files: Annotated[StrictInt, Field(ge=2, le=2**31 - 1)] = setting(
         20, "compact data files (`rewrite_data_files`) when the table holds at least this many small ones", False, 50)
     deleted_share: Annotated[float, Field(gt=0, le=1)] = setting(
-        0.1, "compact the data files that have deletes, applying them (`rewrite_data_files`), when the rows its delete "
-        "files delete are at least this share of its data files' rows (merge-on-read tables)", False, 0.25)
+        0.1, "compact the data files that have deletes, applying them (`rewrite_data_files`, then "
+        "`rewrite_position_delete_files`), when the rows its delete files delete are at least this share of its data "
+        "files' rows (merge-on-read tables)", False, 0.25)
     delete_files: PositiveInt = setting(
-        20, "compact delete files (`rewrite_position_delete_files`) when the table holds at least this many and the "
-        "deleted share is below `deleted_share` (merge-on-read tables)", False, 50)
+        20, "compact delete files (`rewrite_position_delete_files`) when the table holds at least this many "
+        "(merge-on-read tables)", False, 50)
     expire_after_hours: Optional[Annotated[StrictInt, Field(ge=0, le=24 * 365 * 100)]] = setting(
         120, "expire snapshots older than this many hours (`expire_snapshots`), when there are such snapshots "
         "beyond `keep_snapshots`; null: never", False, 48)
