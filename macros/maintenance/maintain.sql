@@ -68,14 +68,15 @@
         ~ lakeplan.lakeplan_percent(state.deleted_share) ~ ' of rows deleted (threshold '
         ~ lakeplan.lakeplan_percent(settings.deleted_share) ~ '), ' ~ state.delete_files ~ ' delete files (threshold '
         ~ settings.delete_files ~ ')' -%}
-    {%- set compacted = lakeplan.lakeplan_maintenance_compact(relation, state, settings, said ~ '{procedure} (' ~ figures ~ '): ') -%}
+    {%- set compacted = lakeplan.lakeplan_maintenance_compact(relation, state, settings,
+        said ~ '{procedure} (' ~ figures ~ '): ') -%}
     {%- if state.expirable -%}
         {%- do lakeplan.lakeplan_move_applied_tags(relation) -%}
         {%- do lakeplan.lakeplan_maintenance_expire(relation, state, settings, said) -%}
     {%- endif -%}
     {%- if orphans and settings.orphans_after_hours is not none -%}
-        {%- set location = run_query('describe table extended ' ~ relation).rows | selectattr('0', 'equalto', 'Location')
-            | map(attribute='1') | first -%}
+        {%- set location = run_query('describe table extended ' ~ relation).rows
+            | selectattr('0', 'equalto', 'Location') | map(attribute='1') | first -%}
         {%- set removed = run_query('call system.remove_orphan_files(table => '
             ~ lakeplan.lakeplan_string_literal(relation | string) ~ ', older_than => timestamp '
             ~ lakeplan.lakeplan_string_literal(state.orphans_before) ~ ')').rows -%}
