@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import get_args
+
+from pydantic import BaseModel
 
 from dbt_lakeplan.planner import PLAN_VERSION
-from dbt_lakeplan.settings import PLACES, SCHEMAS, changes_contents
+from dbt_lakeplan.settings import PLACES, SCHEMAS, Maintenance
 
 REPO = Path(__file__).resolve().parents[1]
 INTRO = """# Settings reference
@@ -31,6 +34,9 @@ The planner hands each source and model one plan, in its config as `lakeplan_pla
   `forget_deletes` (listed in `lakeplan_forget_deletes`);
 - an `upsert` and a partial-update target add `full_rewrite_max_mib` and `change_mode: {{mode,
   merge_on_read_max_share}}`;
+- a model with `maintenance` adds `maintenance: {{after_write, target_file_mib, small_files, deleted_share,
+  delete_files, expire_after_hours, keep_snapshots, orphans_after_hours, target_file_bytes, small_file_bytes}}`
+  (docs/maintenance.md);
 - an `upsert` adds `upsert: {{op_column, sequence_by, tombstone_retention_days}}`;
 - a partial-update target adds `partial_update: {{columns: [{{name, data_type}}], on_delete,
   tombstone_retention_days, rules, order_independent, sequence_groups, grouped, types: {{families, casts}},
@@ -61,19 +67,28 @@ def type_text(schema: dict) -> str:
         values = values if isinstance(values, dict) else {}
         return "mapping of lists" if values.get("type") == "array" else "mapping"
     if option["type"] == "number":
-        return f"number in ({option['exclusiveMinimum']}, {option['maximum']}]" if "exclusiveMinimum" in option else "number"
+        return f"number > {option['exclusiveMinimum']}, ≤ {option['maximum']}" if "maximum" in option else "number"
     return {"string": "text", "boolean": "true / false"}[option["type"]]
 
 
-def table(place: str) -> str:
-    properties = SCHEMAS[place].model_json_schema()["properties"]
-    rows = ["| setting | type | default | e.g. | contents | meaning |", "| --- | --- | --- | --- | --- | --- |"]
-    for name, field in SCHEMAS[place].model_fields.items():
+def rows(schema: type[BaseModel]) -> list[str]:
+    properties = schema.model_json_schema()["properties"]
+    found = ["| setting | type | default | e.g. | contents | meaning |", "| --- | --- | --- | --- | --- | --- |"]
+    for name, field in schema.model_fields.items():
         example, default = json.dumps(field.json_schema_extra["example"]), json.dumps(field.default)
-        contents = "yes" if changes_contents(place, name) else "no"
-        rows.append(f"| `{name}` | {type_text(properties[name])} | `{default}` | `{example}` | {contents} | "
-                    f"{field.description} |")  # fmt: skip
-    return f"## {PLACES[place][0].upper()}{PLACES[place][1:]}\n\n" + "\n".join(rows) + "\n"
+        contents = "yes" if field.json_schema_extra["changes_contents"] else "no"
+        found.append(f"| `{name}` | {type_text(properties[name])} | `{default}` | `{example}` | {contents} | "
+                     f"{field.description} |")  # fmt: skip
+    return found
+
+
+def table(place: str) -> str:
+    text = f"## {PLACES[place][0].upper()}{PLACES[place][1:]}\n\n" + "\n".join(rows(SCHEMAS[place])) + "\n"
+    for name, field in SCHEMAS[place].model_fields.items():  # a mapping of settings: its own table below
+        nested = [a for a in get_args(field.annotation) if isinstance(a, type) and issubclass(a, Maintenance)]
+        if nested:
+            text += f"\n### `{name}: {{...}}`\n\n" + "\n".join(rows(nested[0])) + "\n"
+    return text
 
 
 def document() -> str:

@@ -2,13 +2,13 @@
     `upsert`, stands for the rows the Iceberg table `relation` gained since the write of the table that consumes it
     (the member's target, or the upsert itself) last committed. The snapshot of `relation` each write read is
     recorded on the consuming table (property `lakeplan.consumed`), so the rows are applied exactly once: a failed
-    write records nothing and its rerun reads the same rows again. Every row is read on the first write, under
-    --full-refresh, and where the last consumed snapshot is gone from the input's history (expired). Between the two
-    snapshots Iceberg's changelog (`create_changelog_view`) gives the rows appended; a snapshot that changed or
-    removed rows (a delete, an overwrite, a MERGE) has no such reading: a target whose rules add up (`sum`) then
-    stops with the fix, as counting the changed rows again would be wrong; an upsert or a target without `sum`
-    reads the input whole, which gives the same rows (the log says so). The SQL it renders starts with a comment
-    naming the input and both snapshots, which the write reads back to record what it consumed. -#}
+    write records nothing and its rerun reads the same rows again. Every row is read on the first write and under
+    --full-refresh. Between the two snapshots Iceberg's changelog (`create_changelog_view`) gives the rows
+    appended. A snapshot that changed or removed rows (a delete, an overwrite, a MERGE), or a consumed snapshot
+    expired from the input's history, has no such reading: a target whose rules add up (`sum`) then stops with the
+    fix, as counting the rows again would count them twice; an upsert or a target without `sum` reads the input
+    whole, which gives the same rows (the log says so). The SQL it renders starts with a comment naming the input
+    and both snapshots, which the write reads back to record what it consumed. -#}
 {% macro new_rows(relation) %}
     {%- if not execute -%}{{ return(relation) }}{%- endif -%}
     {%- set head = run_query('select snapshot_id from ' ~ relation ~ ".refs where name = 'main'").rows -%}
@@ -25,20 +25,19 @@
     {%- endif -%}
     {%- set since = lakeplan.lakeplan_lineage(relation) -%}
     {%- set lineage = since | map(attribute='id') | list -%}
-    {%- if consumed not in lineage -%}
-        {%- do log('lakeplan: `' ~ model.name ~ '` reads all of ' ~ relation ~ ': the snapshot its last write '
-            ~ 'consumed (' ~ consumed ~ ') is no longer in its history.', info=true) -%}
-        {{ return(whole) }}
-    {%- endif -%}
     {%- set changed = [] -%}
-    {%- for snapshot in since[lineage.index(consumed) + 1:] if snapshot.operation not in ['append', 'replace'] -%}
+    {%- if consumed not in lineage -%}
+        {%- do changed.append('snapshot ' ~ consumed ~ ', which its last write consumed, is no longer in its history') -%}
+    {%- endif -%}
+    {%- for snapshot in since[lineage.index(consumed) + 1 if consumed in lineage else lineage | length:]
+        if snapshot.operation not in ['append', 'replace'] -%}
         {%- do changed.append(snapshot.operation ~ ' ' ~ snapshot.id) -%}
     {%- endfor -%}
     {%- if changed -%}
         {%- if consumer.adds_up -%}
             {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads new_rows(' ~ relation
-                ~ '), whose snapshots since the last write of `' ~ consumer.relation.identifier ~ '` changed or removed rows (' ~ changed
-                | join(', ') ~ '): a `sum` of `' ~ consumer.relation.identifier ~ '` cannot take back what it counted, '
+                ~ '), whose snapshots since the last write of `' ~ consumer.relation.identifier
+                ~ '` changed or removed rows (' ~ changed | join(', ') ~ '): a `sum` of `' ~ consumer.relation.identifier ~ '` cannot take back what it counted, '
                 ~ 'and counting the rows again would count them twice. `' ~ consumer.relation.identifier
                 ~ '` is unchanged. Fix: rebuild it with `dbt run -s ' ~ consumer.relation.identifier
                 ~ ' --full-refresh`, or append to ' ~ relation ~ ' instead of changing its rows.') -%}

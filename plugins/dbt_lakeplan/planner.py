@@ -33,6 +33,9 @@ TARGET_ONLY = ("partial_update_on_delete", "sequence_groups")
 TABLES = ("table", "incremental", "upsert", partial_update.TARGET_MATERIALIZATION)  # what a layout can apply to
 MERGED = ("upsert", partial_update.TARGET_MATERIALIZATION)  # lakeplan's materializations that write by MERGE
 MERGE_ONLY = ("full_rewrite_max_mib", "tombstone_retention_days", "change_mode", "merge_on_read_max_share")  # settings of those MERGEs
+MAINTAINED = ("incremental", "upsert", partial_update.TARGET_MATERIALIZATION)  # tables runs write into, not rebuild
+MAINTENANCE_HOOK = "lakeplan_maintenance_hook"  # what runs an incremental model's maintenance after its write
+SMALL_FILE_SHARE = 0.75  # a data file under this share of the target size is small (Iceberg's `min-file-size-bytes`)
 ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")  # dbt's, as for an incremental
 # dbt's and dbt-spark's own model configs: never a misspelt lakeplan setting
 DBT_MODEL_CONFIGS = frozenset(
@@ -185,6 +188,8 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
             found.append(f"Model `{name}` is materialized as `{materialized}` with file_format "
                          f"{node.config.get('file_format')!r}; its writes are MERGEs, which need row-level updates. Fix: "
                          "set `file_format: iceberg`.")  # fmt: skip
+    if settings.maintenance is not None:
+        plan["maintenance"] = _maintenance(node, settings, is_member, found)
     if materialized == "upsert":
         plan["upsert"] = _upsert(node, settings, found)
     if materialized == "upsert" and node.config.get("on_schema_change") not in ON_SCHEMA_CHANGE:
@@ -229,6 +234,34 @@ def _check_data_types(node, kind: str, found: list[str]) -> None:
                 f"type ({reason}). Fix: use a type Spark parses, such as bigint, int, double, decimal(10,2), string, "
                 "boolean, date, timestamp, array<string>, map<string,int> or struct<a:int,b:string>."
             )
+
+
+def _maintenance(node, settings: ModelSettings, is_member: bool, found: list[str]) -> dict[str, Any]:
+    """What the maintenance macros read (macros/maintenance/): the settings, with the sizes in bytes. Refused where
+    no Iceberg table is written into run after run, and on an incremental model no post-hook would run it on."""
+    maintenance, materialized = settings.maintenance, node.config.materialized
+    owner = f"model `{node.name}` sets `maintenance: {maintenance.model_dump(exclude_defaults=True)}`"
+    if is_member:
+        found.append(f"{owner}, but it is a partial-update member: its rows are written into its target's table. Fix: "
+                     f"set `maintenance` on the target `{settings.partial_update_target}`.")  # fmt: skip
+    elif materialized not in MAINTAINED:
+        found.append(f"{owner}, but it is materialized as {materialized}, not a table runs write into (an "
+                     "incremental, `upsert` or partial-update target): it would do nothing. Fix: remove "
+                     "`maintenance`, or materialize the model as one of those.")  # fmt: skip
+    elif node.config.get("file_format") != "iceberg":
+        found.append(f"{owner} with file_format {node.config.get('file_format')!r}; compaction and snapshot expiry "
+                     "are Iceberg procedures. Fix: set `file_format: iceberg`, or remove `maintenance`.")  # fmt: skip
+    elif materialized == "incremental" and maintenance.after_write and not any(
+            MAINTENANCE_HOOK in hook.sql for hook in node.config.post_hook):
+        found.append(
+            f"{owner} (after_write: true), but it is incremental and none of its post-hooks runs lakeplan's "
+            f"maintenance (dbt-spark's incremental materialization does not call it). Fix: add `+post-hook: "
+            f"\"{{{{ lakeplan.{MAINTENANCE_HOOK}() }}}}\"` to the model or its folder in dbt_project.yml, or set "
+            "`after_write: false` and schedule `dbt run-operation lakeplan_maintain`."
+        )
+    target_bytes = maintenance.target_file_mib * 2**20
+    return {**maintenance.model_dump(), "target_file_bytes": target_bytes,
+            "small_file_bytes": int(target_bytes * SMALL_FILE_SHARE)}  # fmt: skip
 
 
 def _upsert(node, settings: ModelSettings, found: list[str]) -> dict[str, Any]:

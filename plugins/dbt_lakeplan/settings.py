@@ -116,6 +116,38 @@ class SourceSettings(Settings):
     key_groups: Optional[PositiveInt] = setting(None, "the number of buckets of a keyed layout", False, 8)
 
 
+class Maintenance(BaseModel):
+    """A table's upkeep (docs/maintenance.md): each action runs when its threshold is crossed, after the model's
+    write (`after_write`) and under `dbt run-operation lakeplan_maintain`; orphan files only under the latter."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    after_write: StrictBool = setting(
+        True, "check the thresholds after each write of the model; `false`: only `lakeplan_maintain` maintains it",
+        False, False)
+    target_file_mib: Annotated[StrictInt, Field(ge=1, le=2**20)] = setting(
+        512, "the size of the data files compaction writes (`rewrite_data_files`' `target-file-size-bytes`); a data "
+        "file under 75% of it is small", False, 128)
+    small_files: Annotated[StrictInt, Field(ge=2, le=2**31 - 1)] = setting(
+        20, "compact data files (`rewrite_data_files`) when the table holds at least this many small ones", False, 50)
+    deleted_share: Annotated[float, Field(gt=0, le=1)] = setting(
+        0.1, "compact the data files that have deletes, applying them (`rewrite_data_files`, then "
+        "`rewrite_position_delete_files`), when the rows its delete files delete are at least this share of its data "
+        "files' rows (merge-on-read tables)", False, 0.25)
+    delete_files: PositiveInt = setting(
+        20, "compact delete files (`rewrite_position_delete_files`) when the table holds at least this many "
+        "(merge-on-read tables)", False, 50)
+    expire_after_hours: Optional[Annotated[StrictInt, Field(ge=0, le=24 * 365 * 100)]] = setting(
+        120, "expire snapshots older than this many hours (`expire_snapshots`), when there are such snapshots "
+        "beyond `keep_snapshots`; null: never", False, 48)
+    keep_snapshots: PositiveInt = setting(
+        1, "the number of the latest snapshots expiry keeps, however old (tagged and branch snapshots are kept too)",
+        False, 5)
+    orphans_after_hours: Optional[Annotated[StrictInt, Field(ge=24, le=24 * 365 * 100)]] = setting(
+        72, "`lakeplan_maintain` removes files in the table's directory that no snapshot references and that are "
+        "older than this many hours (`remove_orphan_files`; at least 24: a younger file may belong to a write under "
+        "way); null: never", False, 168)
+
+
 class ModelSettings(Settings):
     unique_key: Optional[ColumnNames] = setting(
         None, "the primary key (dbt's own setting): of an `upsert`, a partial-update target, a `parallelism` hash",
@@ -161,6 +193,10 @@ class ModelSettings(Settings):
     partial_update_on_delete: Literal["error", "ignore", "remove_record"] = setting(
         "error", "on a target: what a changelog member's -D does (`error`, as Paimon's partial-update)", True,
         "remove_record")
+    maintenance: Optional[Maintenance] = setting(
+        None, "compaction, snapshot expiry and orphan-file removal of an Iceberg `upsert`, partial-update target or "
+        "incremental model, each by its threshold (docs/maintenance.md); `{}`: the defaults", False,
+        {"small_files": 10, "expire_after_hours": 24})
     sequence_groups: Optional[Annotated[
         dict[str, Annotated[list[str], Field(min_length=1), AfterValidator(_distinct_columns)]],
         AfterValidator(lambda groups: _distinct_columns(list(groups)) and groups),
@@ -200,11 +236,26 @@ def contents_keys(place: str) -> tuple[str, ...]:
     return tuple(name for name in SCHEMAS[place].model_fields if changes_contents(place, name))
 
 
-def _allowed(place: str, name: str) -> str:
-    field = SCHEMAS[place].model_fields[name]
+def _allowed(field: Any, name: str, spelled: str) -> str:
+    """What a setting allows: its values, or a valid example spelled as YAML (`spelled` wraps it for a nested one)."""
     literal = re.findall(r"'([^']*)'", str(field.annotation)) if "Literal" in str(field.annotation) else []
     example = json.dumps(field.json_schema_extra["example"])  # YAML's spelling: true, ["id"], {"day": ...}
-    return "one of " + ", ".join(f"`{value}`" for value in literal) if literal else f"e.g. `{name}: {example}`"
+    return "one of " + ", ".join(f"`{value}`" for value in literal) if literal else f"e.g. `{spelled % f'{name}: {example}'}`"
+
+
+def _declared(place: str, name: str, inner: str) -> tuple[str, str]:
+    """The meaning and what is allowed of the setting a problem is at: a nested setting's own (`maintenance` at
+    `deleted_share`), else the place's setting's."""
+    field = SCHEMAS[place].model_fields[name]
+    nested = [a for a in getattr(field.annotation, "__args__", (field.annotation,)) if isinstance(a, type)
+              and issubclass(a, Maintenance)]  # fmt: skip
+    if nested and inner in nested[0].model_fields:
+        inner_field = nested[0].model_fields[inner]
+        return f"`{inner}`: {inner_field.description}", _allowed(inner_field, inner, f"{name}: {{%s}}")
+    if nested and inner:
+        known = ", ".join(f"`{key}`" for key in nested[0].model_fields)
+        return field.description, f"use only {known} in `{name}`; {_allowed(field, name, '%s')}"
+    return field.description, _allowed(field, name, "%s")
 
 
 def problems(
@@ -224,9 +275,10 @@ def problems(
             seen.add(name)
             where = f"at `{inner}`: " if inner else ""
             reason = detail["msg"][:1].lower() + detail["msg"][1:]  # the names in it keep their case
+            meaning, allowed = _declared(place, name, inner)
             found.append(
                 f"{owner} sets `{name}: {_show(raw.get(name))}`, which lakeplan cannot use ({where}{reason}); "
-                f"{SCHEMAS[place].model_fields[name].description}. Fix: {_allowed(place, name)}, or remove it."
+                f"{meaning}. Fix: {allowed}, or remove it."
             )
         return None, found
 

@@ -25,7 +25,7 @@ def test_every_setting_declares_its_meaning_its_effect_and_a_valid_example(place
     assert example != field.default
     settings, found = problems(place, "x", {name: example})
     value = getattr(settings, name)
-    value = value.model_dump(exclude_none=True) if hasattr(value, "model_dump") else value
+    value = value.model_dump(exclude_none=True, exclude_unset=True) if hasattr(value, "model_dump") else value
     assert found == [] and value == ([example] if isinstance(example, str) and "list" in str(field.annotation) else example)
 
 
@@ -63,6 +63,9 @@ def test_the_settings_reference_is_generated_from_the_declarations():
         ("source", {"datagen": {"rowz": 200, "fields": {"a": "id"}}}, ["(at `rowz`: extra inputs are not permitted)"]),
         ("source", {"datagen": {"changelog": {"keys": 0, "versions": 4}}}, ["at `changelog.keys`"]),
         ("source", {"datagen": {"rows": 10}}, ["give either `rows` and `fields`, or `changelog"]),
+        ("model", {"maintenance": {"deleted_share": 0}}, ["`maintenance: {'deleted_share': 0}`", "(at `deleted_share`: ",
+                                                         "Fix: e.g. `maintenance: {deleted_share: 0.25}`, or remove it."]),
+        ("model", {"maintenance": {"small_file": 5}}, ["Fix: use only `after_write`, `target_file_mib`, `small_files`"]),
         ("var", {"scan_parallelism": 4}, None),
         ("column", {"merge": "avg"}, ["`merge: 'avg'`", "Fix: one of `last_non_null`"]),
         ("var", {"reuse_sink_enabled": "no"}, ["`reuse_sink_enabled: 'no'`"]),

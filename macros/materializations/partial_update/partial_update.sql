@@ -23,6 +23,8 @@
     {%- do write(lakeplan.lakeplan_partial_update_script(steps)) -%}
 
     {%- if not prepared.creates -%}{%- do lakeplan.lakeplan_record_state_after_write() -%}{%- endif %}
+    {#- the table's upkeep (its `maintenance`), committed apart from the write -#}
+    {%- do lakeplan.lakeplan_maintain_after_write() %}
     {% do persist_docs(target_relation, model) %}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}

@@ -1,0 +1,196 @@
+"""Maintenance as a dbt user controls it (docs/maintenance.md): per model, compaction, snapshot expiry and orphan-file
+removal run after the write when a threshold is crossed and not otherwise, or on their own under
+`dbt run-operation lakeplan_maintain`; the table's rows and lakeplan's state in it (tags, recorded fingerprints,
+tombstones) are the same after them. Read from the tables and their metadata tables."""
+
+import json
+import os
+import time
+
+import pytest
+
+from tests.conftest import JAVA_FRAME
+from tests.integration.test_partial_update import member, rows, target_yml
+from tests.integration.test_tombstones import CHANGES
+
+MERGE_ON_READ = {"write.merge.mode": "merge-on-read", "write.update.mode": "merge-on-read",
+                 "write.delete.mode": "merge-on-read"}  # fmt: skip
+HOOK = "{{ lakeplan.lakeplan_maintenance_hook() }}"
+
+
+def operations(spark, table):
+    """The operation of each snapshot still in the table, oldest first."""
+    return [r.operation for r in spark.sql(f"select operation from {table}.snapshots order by committed_at").collect()]
+
+
+def files(spark, table):
+    """(data files, data rows, delete files) of the table's current snapshot."""
+    row = spark.sql(f"select count_if(content = 0), coalesce(sum(if(content = 0, record_count, 0)), 0), "
+                    f"count_if(content != 0) from {table}.files").collect()[0]  # fmt: skip
+    return tuple(row)
+
+
+def recorded(spark, table):
+    """lakeplan's state in the table: its recorded fingerprint properties and its refs (tags, branches) by name."""
+    properties = {r.key: r.value for r in spark.sql(f"show tblproperties {table}").collect()
+                  if r.key.startswith("lakeplan.")}  # fmt: skip
+    return properties, sorted(r.name for r in spark.sql(f"select name from {table}.refs").collect())
+
+
+def test_a_target_compacts_when_its_deleted_share_is_crossed_and_keeps_its_rows_and_tags(make_project, spark):
+    """Merge-on-read target with a `sum`: each run's changed keys become position deletes; the write compacts once
+    deletes reach 30% of the rows, not before; the `lakeplan_applied_*` tag survives compaction and expiry, so a
+    rerun of the same input still adds nothing twice."""
+    maintenance = {"deleted_share": 0.3, "small_files": 1000, "delete_files": 1000, "expire_after_hours": 0}
+    project = make_project("maint_target", {
+        "seeds/visits.csv": "id,n\n1,1\n2,1\n3,1\n4,1\n",
+        "models/wide.sql": "{{ partial_update_target() }}",
+        "models/wide.yml": target_yml("wide", {"id": "bigint", "visits": "bigint"}, rules={"visits": "sum"},
+                                      tblproperties=MERGE_ON_READ, maintenance=maintenance),
+        "models/counts.sql": member("wide", "select id, n as visits from {{ ref('visits') }}"),
+    })  # fmt: skip
+    table = "lakeplan_maint_target.wide"
+    project.run("seed")
+    project.run("run")
+    # 1 of 5 data rows deleted (20%): no compaction; 3 of 7 (43%): compaction, which applies every delete
+    for seed, share, compacts in [("id,n\n1,1\n", "20.0%", False), ("id,n\n2,1\n3,1\n", "42.9%", True)]:
+        (project.path / "seeds" / "visits.csv").write_text(seed)
+        project.run("seed")
+        properties = recorded(spark, table)[0]
+        _, log = project.invoke("run")
+        assert ("replace" in operations(spark, table)) == compacts, share
+        assert f"{share} of rows deleted (threshold 30.0%)" in log
+        assert files(spark, table)[2] == (0 if compacts else 1)
+    assert "lakeplan maintenance of `wide`: rewrite_data_files (" in project.shown
+    assert "42.9% of rows deleted (threshold 30.0%), " in project.shown
+    assert files(spark, table)[:2] == (1, 4)
+    assert rows(spark, table) == [(1, 2), (2, 2), (3, 2), (4, 1)]
+    assert recorded(spark, table)[0] == properties and properties["lakeplan.fingerprint"]
+    # expired down to the two compactions' snapshots (younger than the cutoff taken before them); the run's tag moved
+    assert "expire_snapshots" in project.shown
+    assert operations(spark, table) == ["replace", "replace"]
+    [tag] = spark.sql(f"select r.snapshot_id = s.snapshot_id from {table}.refs as r, {table}.refs as s "
+                      "where r.name like 'lakeplan_applied_%' and s.name = 'main'").collect()  # fmt: skip
+    assert tag[0]
+    # a team's own compaction job, twice: snapshots between the tag and the current one, which expiry removes
+    for _ in range(2):
+        spark.sql(f"call system.rewrite_data_files(table => '{table}', options => map('rewrite-all', 'true'))")
+    project.run("run-operation", "lakeplan_maintain", "--args", "{select: wide}")
+    assert "expire_snapshots" in project.shown and len(operations(spark, table)) == 1
+    project.run("run")
+    assert "already holds this run" in project.shown
+    assert rows(spark, table) == [(1, 2), (2, 2), (3, 2), (4, 1)]
+
+
+def test_lakeplan_maintain_maintains_an_upsert_that_never_compacts_on_write(make_project, spark, tmp_path):
+    """`after_write: false`: the writes never compact or expire, however far past the thresholds; the run-operation
+    does all of it, and removes an old orphan file in the table's own directory only: a new one (a write under way)
+    and one in the tombstones' side table, whose directory starts with the table's name, stay."""
+    maintenance = {"after_write": False, "small_files": 2, "expire_after_hours": 0}
+    project = make_project("maint_upsert", {
+        "seeds/changes.csv": CHANGES,
+        "models/current.sql": "{{ config(materialized='upsert', unique_key='id', sequence_by='lsn', op_column='op', "
+                              f"tblproperties={MERGE_ON_READ!r}, maintenance={maintenance!r}) }}}}\n"
+                              "select id, op, lsn, val from {{ ref('changes') }} where batch = {{ var('batch') }}",
+    })  # fmt: skip
+    table, tombstones = "lakeplan_maint_upsert.current", "lakeplan_maint_upsert.current__lakeplan_tombstones"
+    project.run("seed")
+    for batch in (1, 2, 3):
+        project.run("run", "--vars", f"{{batch: {batch}}}")
+        assert "lakeplan maintenance" not in project.shown
+    assert "replace" not in operations(spark, table) and len(operations(spark, table)) == 3
+    assert files(spark, table)[0] >= 2  # past the small files' threshold, not compacted
+    before = rows(spark, table), rows(spark, tombstones), operations(spark, tombstones), recorded(spark, table)
+    location = spark.sql(f"describe table extended {table}").where("col_name = 'Location'").collect()[0].data_type
+    side = spark.sql(f"describe table extended {tombstones}").where("col_name = 'Location'").collect()[0].data_type
+    four_days_ago = time.time() - 4 * 86400
+    strays = {"old": f"{location}/data/old-orphan.parquet", "new": f"{location}/data/new-orphan.parquet",
+              "side": f"{side}/data/old-orphan.parquet"}  # fmt: skip
+    for name, path in strays.items():
+        path = path.removeprefix("file:")
+        with open(path, "w") as stray:
+            stray.write("not a data file of any snapshot")
+        if name != "new":
+            os.utime(path, (four_days_ago, four_days_ago))
+
+    project.run("run-operation", "lakeplan_maintain", "--args", "{select: [current]}")
+    assert "lakeplan maintenance of `current`: rewrite_data_files (" in project.shown
+    assert "lakeplan maintenance of `current`: expire_snapshots (" in project.shown
+    assert "lakeplan maintenance of `current`: remove_orphan_files (files under" in project.shown
+    assert "): 1 orphan files removed." in project.shown
+    assert {name: os.path.exists(path.removeprefix("file:")) for name, path in strays.items()} == {
+        "old": False, "new": True, "side": True}
+    assert files(spark, table)[0] == 1 and operations(spark, table) == ["replace"]
+    assert (rows(spark, table), rows(spark, tombstones), operations(spark, tombstones), recorded(spark, table)) == before
+    project.run("run-operation", "lakeplan_maintain", "--args", "{select: current}")
+    assert "lakeplan maintenance of `current`: no threshold crossed for compaction: 1 small data files (threshold 2)" in project.shown
+
+
+def test_an_incremental_model_compacts_through_its_post_hook(make_project, spark):
+    """dbt-spark's incremental: the post-hook runs its maintenance; appends add a file each, the third crosses 3."""
+    project = make_project("maint_incremental", {"models/events.sql": (
+        "{{ config(materialized='incremental', incremental_strategy='append', post_hook=\"" + HOOK + "\", "
+        "maintenance={'small_files': 3, 'expire_after_hours': none}) }}\nselect {{ var('n') }} as id")})  # fmt: skip
+    table = "lakeplan_maint_incremental.events"
+    for n in (1, 2, 3):
+        project.run("run", "--vars", f"{{n: {n}}}")
+        assert ("replace" in operations(spark, table)) == (n == 3), n
+    assert "rewrite_data_files (3 small data files (threshold 3), 0.0% of rows deleted" in project.shown
+    assert files(spark, table) == (1, 3, 0)
+    assert rows(spark, table) == [(1,), (2,), (3,)]
+
+
+UPSERT = "{{ config(materialized='upsert', unique_key='id', maintenance=%s) }}\nselect 1 as id, '+I' as _op"
+WIDE = {
+    "models/wide.sql": "{{ partial_update_target() }}",
+    "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint"}),
+}
+
+
+@pytest.mark.parametrize("files, fragment", [
+    ({"models/current.sql": UPSERT % "{'deleted_share': 2}"},
+     "model `current` sets `maintenance: {'deleted_share': 2}`, which lakeplan cannot use (at `deleted_share`: input "
+     "should be less than or equal to 1); `deleted_share`: compact the data files that have deletes"),
+    ({"models/current.sql": UPSERT % "{'orphans_after_hours': 1}"},
+     "Fix: e.g. `maintenance: {orphans_after_hours: 168}`, or remove it."),
+    ({"models/current.sql": UPSERT % "{'small_file': 5}"},
+     "(at `small_file`: extra inputs are not permitted); compaction, snapshot expiry and orphan-file removal of an "
+     "Iceberg `upsert`, partial-update target or incremental model, each by its threshold (docs/maintenance.md); `{}`: "
+     "the defaults. Fix: use only `after_write`, `target_file_mib`, `small_files`"),
+    ({"models/plain.sql": "{{ config(materialized='table', maintenance={}) }}\nselect 1 as id"},
+     "model `plain` sets `maintenance: {}`, but it is materialized as table, not a table runs write into (an "
+     "incremental, `upsert` or partial-update target): it would do nothing. Fix: remove `maintenance`"),
+    ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a", maintenance={"small_files": 5})},
+     "model `m` sets `maintenance: {'small_files': 5}`, but it is a partial-update member: its rows are written into "
+     "its target's table. Fix: set `maintenance` on the target `wide`."),
+    ({"models/events.sql": "{{ config(materialized='incremental', file_format='parquet', post_hook=\"" + HOOK
+      + "\", maintenance={}) }}\nselect 1 as id"},
+     "model `events` sets `maintenance: {}` with file_format 'parquet'; compaction and snapshot expiry are Iceberg "
+     "procedures. Fix: set `file_format: iceberg`, or remove `maintenance`."),
+    ({"models/events.sql": "{{ config(materialized='incremental', maintenance={}) }}\nselect 1 as id"},
+     "model `events` sets `maintenance: {}` (after_write: true), but it is incremental and none of its post-hooks runs "
+     "lakeplan's maintenance (dbt-spark's incremental materialization does not call it). Fix: add `+post-hook: "
+     "\"{{ lakeplan.lakeplan_maintenance_hook() }}\"`"),
+], ids=["share_out_of_range", "orphans_too_young", "unknown_key", "on_a_table", "on_a_member", "not_iceberg",
+        "incremental_without_hook"])  # fmt: skip
+def test_maintenance_that_cannot_work_stops_the_parse(make_project, files, fragment):
+    project = make_project("maint_bad", {**files, "models/other.sql": UPSERT % "{'keep_snapshots': 0}"})
+    log = project.fail("parse")
+    assert "lakeplan found 2 problem(s)" in log  # listed with every other problem of the project
+    assert fragment in log
+    assert "model `other` sets `maintenance: {'keep_snapshots': 0}`" in log
+
+
+@pytest.mark.parametrize("select, fragment", [
+    ("{select: [current, curent]}", "lakeplan_maintain: select names `curent`, but this project has no enabled model "
+     "of that name. Fix: select models by name, e.g. `--args '{select: [current]}'`."),
+    ("{select: plain}", "lakeplan_maintain: model `plain` has no `maintenance` settings, so lakeplan does not know its "
+     "thresholds. Fix: add `maintenance: {}` (the defaults) to its config, or leave it out of select."),
+], ids=["unknown_model", "without_maintenance"])  # fmt: skip
+def test_lakeplan_maintain_refuses_a_selection_it_cannot_maintain(make_project, select, fragment):
+    project = make_project("maint_select", {"models/current.sql": UPSERT % "{}",
+                                            "models/plain.sql": "select 1 as id"})  # fmt: skip
+    # not DbtProject.fail: dbt's run-operation logs every error it catches with its Python stack at debug level
+    result, log = project.invoke("run-operation", "lakeplan_maintain", "--args", select)
+    assert not result.success and fragment in project.shown and "lakeplan maintenance of" not in log
+    assert "Traceback" not in project.shown and not JAVA_FRAME.search(project.shown)
