@@ -27,7 +27,7 @@
     {%- set lineage = since | map(attribute='id') | list -%}
     {%- set changed = [] -%}
     {%- if consumed not in lineage -%}
-        {%- do changed.append('snapshot ' ~ consumed ~ ', which its last write consumed, is no longer in its history') -%}
+        {%- do changed.append('snapshot ' ~ consumed ~ ', which the last write consumed, expired') -%}
     {%- endif -%}
     {%- for snapshot in since[lineage.index(consumed) + 1 if consumed in lineage else lineage | length:]
         if snapshot.operation not in ['append', 'replace'] -%}
