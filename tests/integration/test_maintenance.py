@@ -13,8 +13,6 @@ from tests.conftest import JAVA_FRAME
 from tests.integration.test_partial_update import member, rows, target_yml
 from tests.integration.test_tombstones import CHANGES
 
-MERGE_ON_READ = {"write.merge.mode": "merge-on-read", "write.update.mode": "merge-on-read",
-                 "write.delete.mode": "merge-on-read"}  # fmt: skip
 HOOK = "{{ lakeplan.lakeplan_maintenance_hook() }}"
 
 
@@ -46,7 +44,7 @@ def test_a_target_compacts_when_its_deleted_share_is_crossed_and_keeps_its_rows_
         "seeds/visits.csv": "id,n\n1,1\n2,1\n3,1\n4,1\n",
         "models/wide.sql": "{{ partial_update_target() }}",
         "models/wide.yml": target_yml("wide", {"id": "bigint", "visits": "bigint"}, rules={"visits": "sum"},
-                                      tblproperties=MERGE_ON_READ, maintenance=maintenance),
+                                      change_mode="merge_on_read", maintenance=maintenance),
         "models/counts.sql": member("wide", "select id, n as visits from {{ ref('visits') }}"),
     })  # fmt: skip
     table = "lakeplan_maint_target.wide"
@@ -90,7 +88,7 @@ def test_lakeplan_maintain_maintains_an_upsert_that_never_compacts_on_write(make
     project = make_project("maint_upsert", {
         "seeds/changes.csv": CHANGES,
         "models/current.sql": "{{ config(materialized='upsert', unique_key='id', sequence_by='lsn', op_column='op', "
-                              f"tblproperties={MERGE_ON_READ!r}, maintenance={maintenance!r}) }}}}\n"
+                              f"change_mode='merge_on_read', maintenance={maintenance!r}) }}}}\n"
                               "select id, op, lsn, val from {{ ref('changes') }} where batch = {{ var('batch') }}",
     })  # fmt: skip
     table, tombstones = "lakeplan_maint_upsert.current", "lakeplan_maint_upsert.current__lakeplan_tombstones"

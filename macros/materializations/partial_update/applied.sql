@@ -15,9 +15,9 @@
     {%- endfor -%}
     {%- set text = run_query('explain extended ' ~ reads | join(' union all ')).rows[0][0] -%}
     {%- set analyzed = text.split('== Analyzed Logical Plan ==')[1].split('== Optimized Logical Plan ==')[0] -%}
-    {#- a metadata table's name (`db.orders.changes`, what new_rows reads) is its table's and one more part -#}
-    {%- set iceberg = modules.re.findall('\\+- RelationV2\\[[^\\]]*\\] (\\S+?)'
-        ~ '(?:\\.(?:changes|snapshots|history|refs))?(?:,|\\s|$)', analyzed) | unique | sort -%}
+    {#- catalog.schema.table: a metadata table's name (`….orders.changes`, what new_rows reads) has one more part -#}
+    {%- set iceberg = modules.re.findall('\\+- RelationV2\\[[^\\]]*\\] ([^.\\s,]+\\.[^.\\s,]+\\.[^.\\s,]+)',
+        analyzed) | unique | sort -%}
     {#- a leaf of another kind (a file or Hive table, a cached or streamed plan) has no snapshot to name -#}
     {%- set leaves = modules.re.findall('\\+- (\\w+)', analyzed) -%}
     {%- set unnamed = leaves | select('in', ['Relation', 'HiveTableRelation', 'LogicalRDD', 'InMemoryRelation',
