@@ -10,16 +10,32 @@
     whole, which gives the same rows (the log says so). The SQL it renders starts with a comment naming the input
     and both snapshots, which the write reads back to record what it consumed. -#}
 {% macro new_rows(relation) %}
-    {%- if not execute -%}{{ return(relation) }}{%- endif -%}
+    {{ return(lakeplan.lakeplan_read_since_consumed(relation, none)) }}
+{% endmacro %}
+
+{#- `{{ lakeplan.changed_keys(ref('orders'), 'customer_key') }}`: the distinct values of `key` in the rows `relation`
+    gained, changed or lost since the consuming table's last committed write (as a subquery, for `key in ...`), so
+    that a member that aggregates recomputes only those keys: `where customer_key in {{ ... }}` in its query over
+    the whole input. Its rows are those of a member that recomputes every key, for rules where the last value wins
+    (`last_non_null`, a sequence group), not for a `sum`. Recorded and read again on failure as new_rows is; Iceberg's
+    changelog gives the keys of deleted and updated rows too, so only an expired snapshot makes it read every key. -#}
+{% macro changed_keys(relation, key) %}
+    {{ return(lakeplan.lakeplan_read_since_consumed(relation, key)) }}
+{% endmacro %}
+
+{#- new_rows (`key` none) or changed_keys (the column `key`) of `relation`. -#}
+{% macro lakeplan_read_since_consumed(relation, key) %}
+    {%- set keys_of = 'select distinct ' ~ lakeplan.lakeplan_quote(key) ~ ' from ' if key else none -%}
+    {%- if not execute -%}{{ return('(' ~ keys_of ~ relation ~ ')' if key else relation) }}{%- endif -%}
     {%- set head = run_query('select snapshot_id from ' ~ relation ~ ".refs where name = 'main'").rows -%}
     {%- set current = head[0][0] | int if head else none -%}
     {%- set consumer = lakeplan.lakeplan_consumer() -%}
     {%- set consumed = none if flags.FULL_REFRESH or consumer.relation is none
         else lakeplan.lakeplan_consumed(consumer.relation).get(relation | string) -%}
     {%- set marker = '/* lakeplan new_rows: ' ~ relation ~ ' at ' ~ current ~ ' after ' ~ consumed ~ ' */ ' -%}
-    {%- set whole = marker ~ '(select * from ' ~ relation ~ ')' -%}
+    {%- set whole = marker ~ '(' ~ (keys_of or 'select * from ') ~ relation ~ ')' -%}
     {%- if current is none or consumed == current -%}
-        {{ return(marker ~ '(select * from ' ~ relation ~ ' where false)') }}
+        {{ return(marker ~ '(' ~ (keys_of or 'select * from ') ~ relation ~ ' where false)') }}
     {%- elif consumed is none -%}
         {{ return(whole) }}
     {%- endif -%}
@@ -30,17 +46,17 @@
         {%- do changed.append('snapshot ' ~ consumed ~ ', which the last write consumed, expired') -%}
     {%- endif -%}
     {%- for snapshot in since[lineage.index(consumed) + 1 if consumed in lineage else lineage | length:]
-        if snapshot.operation not in ['append', 'replace'] -%}
+        if snapshot.operation not in ['append', 'replace'] and not (key and consumed in lineage) -%}
         {%- do changed.append(snapshot.operation ~ ' ' ~ snapshot.id) -%}
     {%- endfor -%}
     {%- if changed -%}
-        {%- if consumer.adds_up -%}
+        {%- if consumer.adds_up and not key -%}
+            {%- set table = consumer.relation.identifier -%}
             {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads new_rows(' ~ relation
-                ~ '), whose snapshots since the last write of `' ~ consumer.relation.identifier
-                ~ '` changed or removed rows (' ~ changed | join(', ') ~ '): a `sum` of `' ~ consumer.relation.identifier ~ '` cannot take back what it counted, '
-                ~ 'and counting the rows again would count them twice. `' ~ consumer.relation.identifier
-                ~ '` is unchanged. Fix: rebuild it with `dbt run -s ' ~ consumer.relation.identifier
-                ~ ' --full-refresh`, or append to ' ~ relation ~ ' instead of changing its rows.') -%}
+                ~ '), whose snapshots since the last write of `' ~ table ~ '` changed or removed rows ('
+                ~ changed | join(', ') ~ '): a `sum` of `' ~ table ~ '` cannot take back what it counted, and counting '
+                ~ 'the rows again would count them twice. `' ~ table ~ '` is unchanged. Fix: rebuild it with `dbt run -s '
+                ~ table ~ ' --full-refresh`, or append to ' ~ relation ~ ' instead of changing its rows.') -%}
         {%- endif -%}
         {%- do log('lakeplan: `' ~ model.name ~ '` reads all of ' ~ relation ~ ': its snapshots since the last write ('
             ~ changed | join(', ') ~ ') changed or removed rows, which only a whole reading follows.', info=true) -%}
@@ -50,6 +66,7 @@
     {%- do run_query('call system.create_changelog_view(table => ' ~ lakeplan.lakeplan_string_literal(relation | string)
         ~ ", options => map('start-snapshot-id', '" ~ consumed ~ "', 'end-snapshot-id', '" ~ current ~ "'), "
         ~ "changelog_view => '" ~ view ~ "')") -%}
+    {%- if key -%}{{ return(marker ~ '(' ~ keys_of ~ view ~ ')') }}{%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
     {{ return(marker ~ '(select ' ~ lakeplan.lakeplan_quote_list(columns) ~ ' from ' ~ view
         ~ " where _change_type = 'INSERT')") }}

@@ -27,6 +27,14 @@ models:
   - name: totals_whole
     config: {unique_key: customer}
     columns: *columns
+  - name: counts
+    config: {unique_key: customer}
+    columns: &counted
+      - {name: customer, data_type: int}
+      - {name: orders, data_type: bigint}
+  - name: counts_every_key
+    config: {unique_key: customer}
+    columns: *counted
 """
 
 
@@ -45,6 +53,11 @@ FILES = {
     "models/last.sql": member("totals", NEW, "customer, id, amount as last_amount", sequence_by="id"),
     "models/spent_whole.sql": member("totals_whole", WHOLE, "customer, amount as spent"),
     "models/last_whole.sql": member("totals_whole", WHOLE, "customer, id, amount as last_amount", sequence_by="id"),
+    "models/counts.sql": "{{ partial_update_target() }}",
+    "models/counts_every_key.sql": "{{ partial_update_target() }}",
+    "models/counted.sql": member("counts", WHOLE, "customer, count(*) as orders") + (
+        " where customer in {{ lakeplan.changed_keys(source('raw', 'orders'), 'customer') }} group by customer"),
+    "models/counted_every_key.sql": member("counts_every_key", WHOLE, "customer, count(*) as orders") + " group by customer",
     "models/current.sql": (
         "{{ config(materialized='upsert', unique_key='id', sequence_by='id') }}\n"
         f"select id, customer, amount, case when amount < 0 then '-D' else '+I' end as _op from {NEW}"
@@ -142,3 +155,24 @@ def test_changed_rows_of_an_input_stop_a_sum_and_full_refresh_reads_everything(p
     assert rows(spark, "current") == [(1, 10, 50), (2, 20, 7)]
     project.run("run", "-s", "totals", "--full-refresh")
     assert rows(spark, "totals") == [(10, 50, 50), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
+
+
+def test_changed_keys_recompute_only_the_keys_whose_rows_changed(project, spark):
+    """An aggregating member restricted to the changed keys gives the rows of one that recomputes every key, through
+    appends, an update that moves an order to another customer, and a delete."""
+    def same():
+        project.run("run", "-s", "counts", "counts_every_key")
+        return rows(spark, "counts") == rows(spark, "counts_every_key")
+
+    add_orders(spark, (1, 10, 5), (2, 20, 7), (3, 10, 1))
+    assert same() and rows(spark, "counts") == [(10, 2), (20, 1)]
+    add_orders(spark, (4, 30, 3))
+    result, log = project.invoke("run", "-s", "counts")
+    assert result.success and "select distinct `customer` from lakeplan_new_rows_" in log  # only customer 30's key
+    assert same() and rows(spark, "counts") == [(10, 2), (20, 1), (30, 1)]
+    spark.sql(f"update {ORDERS} set customer = 30 where id = 1")  # customer 10 loses an order, 30 gains it
+    assert same() and rows(spark, "counts") == [(10, 1), (20, 1), (30, 2)]
+    spark.sql(f"delete from {ORDERS} where id = 3")
+    assert same() and rows(spark, "counts") == [(10, 1), (20, 1), (30, 2)]  # no order left: neither sends customer 10
+    project.run("run", "-s", "counts")
+    assert "`counts`: its members read nothing new since its last write" in project.shown
