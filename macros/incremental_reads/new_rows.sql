@@ -27,6 +27,13 @@
 {% macro lakeplan_read_since_consumed(relation, key) %}
     {%- set keys_of = 'select distinct ' ~ lakeplan.lakeplan_quote(key) ~ ' from ' if key else none -%}
     {%- if not execute -%}{{ return('(' ~ keys_of ~ relation ~ ')' if key else relation) }}{%- endif -%}
+    {%- set input = load_relation(relation) -%}
+    {%- if input is none or not input.is_iceberg -%}
+        {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads ' ~ ('changed_keys' if key else 'new_rows')
+            ~ '(' ~ relation ~ '), which is ' ~ ('not a table' if input is none else 'not an Iceberg table')
+            ~ ': only Iceberg\'s snapshots tell what is new. Nothing was written. Fix: read an Iceberg table, or read '
+            ~ relation ~ ' whole.') -%}
+    {%- endif -%}
     {%- set head = run_query('select snapshot_id from ' ~ relation ~ ".refs where name = 'main'").rows -%}
     {%- set current = head[0][0] | int if head else none -%}
     {%- set consumer = lakeplan.lakeplan_consumer() -%}

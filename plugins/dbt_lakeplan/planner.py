@@ -13,6 +13,7 @@ session: members' real columns and casts, source columns, table layouts. docs/se
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from dbt.adapters.spark.impl import SparkConfig
@@ -290,6 +291,7 @@ def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[
     _listed_models("lakeplan_forget_deletes", "forget_deletes", project.lakeplan_forget_deletes, models, plans, found,
                    "the `upsert` or partial-update target whose remembered deletes a rebuild forgets")
     members, groups = _partial_updates(models, settings, plans, project.reuse_sink_enabled, found)
+    _check_incremental_reads(models, settings, found)
     raise_problems(found)
 
     for uid, plan in source_plans.items():
@@ -309,6 +311,30 @@ def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[
         for uid, plan in plans.items() if "partial_update" in plan
     }  # fmt: skip
     return project, partial_update.report(report_targets, groups, members, project.reuse_sink_enabled)
+
+
+INCREMENTAL_READ = re.compile(r"""\b(new_rows|changed_keys)\(\s*(ref|source)\(([^)]*)\)""")
+
+
+def _check_incremental_reads(models: list, settings: dict[str, ModelSettings], found: list[str]) -> None:
+    """`new_rows` / `changed_keys` record what a write consumed on the table an `upsert` or a partial-update
+    target writes, and read Iceberg's snapshots: elsewhere, or over a model that is not Iceberg, they cannot work."""
+    by_name = {node.name: node for node in models}
+    for node in models:
+        for macro, kind, arguments in INCREMENTAL_READ.findall(node.raw_code or ""):
+            owner = f"Model `{node.name}` reads `{macro}({kind}({arguments}))`"
+            member = node.unique_id in settings and settings[node.unique_id].partial_update_target is not None
+            if not member and node.config.materialized != "upsert":
+                found.append(f"{owner} but is materialized as {node.config.materialized}: only a partial-update member "
+                             "or an `upsert` records what its write consumed, so every run would read everything "
+                             f"again. Fix: make `{node.name}` a member (`partial_update_target`) or an `upsert`, or "
+                             f"read the input with {kind}(...) alone.")  # fmt: skip
+            names = re.findall(r"""['"]([^'"]+)['"]""", arguments)
+            read = by_name.get(names[-1]) if kind == "ref" and names else None
+            if read is not None and read.config.get("file_format") != "iceberg":
+                found.append(f"{owner}, but `{read.name}` has file_format {read.config.get('file_format')!r}: "
+                             f"{macro} reads Iceberg's snapshots. Fix: set `file_format: iceberg` on `{read.name}`, "
+                             f"or read it with ref(...) alone.")  # fmt: skip
 
 
 def _listed_models(var: str, key: str, names: list[str], models: list, plans: dict[str, dict], found: list[str],

@@ -176,3 +176,25 @@ def test_changed_keys_recompute_only_the_keys_whose_rows_changed(project, spark)
     assert same() and rows(spark, "counts") == [(10, 1), (20, 1), (30, 2)]  # no order left: neither sends customer 10
     project.run("run", "-s", "counts")
     assert "`counts`: its members read nothing new since its last write" in project.shown
+
+
+def test_reading_what_is_new_where_it_cannot_work_is_refused(make_project, spark):
+    parse = make_project("new_rows_refused", {
+        "models/pq.sql": "{{ config(materialized='table', file_format='parquet') }}\nselect 1 as id",
+        "models/plain.sql": "{{ config(materialized='table') }}\nselect * from {{ lakeplan.new_rows(ref('pq')) }}",
+    })  # fmt: skip
+    log = parse.fail("parse")
+    assert ("Model `plain` reads `new_rows(ref('pq'))` but is materialized as table: only a partial-update member or "
+            "an `upsert` records what its write consumed") in log
+    assert "Model `plain` reads `new_rows(ref('pq'))`, but `pq` has file_format 'parquet': new_rows reads Iceberg's" in log
+
+    run = make_project("new_rows_parquet", {
+        "models/sources.yml": "version: 2\nsources: [{name: raw, schema: lakeplan_new_rows_parquet, tables: [{name: pq}]}]",
+        "models/current.sql": "{{ config(materialized='upsert', unique_key='id') }}\n"
+                              "select id, '+I' as _op from {{ lakeplan.new_rows(source('raw', 'pq')) }}",
+    })  # fmt: skip
+    spark.sql("create schema if not exists lakeplan_new_rows_parquet")
+    spark.sql("create table lakeplan_new_rows_parquet.pq using parquet as select 1 as id")
+    log = run.fail("run")
+    assert ("`current` reads new_rows(lakeplan_new_rows_parquet.pq), which is not an Iceberg table: only Iceberg's "
+            "snapshots tell what is new. Nothing was written. Fix:") in log
