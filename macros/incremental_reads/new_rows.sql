@@ -34,8 +34,7 @@
             ~ ': only Iceberg\'s snapshots tell what is new. Nothing was written. Fix: read an Iceberg table, or read '
             ~ relation ~ ' whole.') -%}
     {%- endif -%}
-    {%- set head = run_query('select snapshot_id from ' ~ relation ~ ".refs where name = 'main'").rows -%}
-    {%- set current = head[0][0] | int if head else none -%}
+    {%- set current = lakeplan.lakeplan_head_snapshot(relation) -%}
     {%- set consumer = lakeplan.lakeplan_consumer() -%}
     {%- set consumed = none if flags.FULL_REFRESH or consumer.relation is none
         else lakeplan.lakeplan_consumed(consumer.relation).get(relation | string) -%}
@@ -51,11 +50,12 @@
     {%- set changed = [] -%}
     {%- if consumed not in lineage -%}
         {%- do changed.append('snapshot ' ~ consumed ~ ', which the last write consumed, expired') -%}
+    {%- elif not key -%}
+        {#- changed_keys reads deletes and updates from the changelog too; new_rows only appends -#}
+        {%- for snapshot in since[lineage.index(consumed) + 1:] if snapshot.operation not in ['append', 'replace'] -%}
+            {%- do changed.append(snapshot.operation ~ ' ' ~ snapshot.id) -%}
+        {%- endfor -%}
     {%- endif -%}
-    {%- for snapshot in since[lineage.index(consumed) + 1 if consumed in lineage else lineage | length:]
-        if snapshot.operation not in ['append', 'replace'] and not (key and consumed in lineage) -%}
-        {%- do changed.append(snapshot.operation ~ ' ' ~ snapshot.id) -%}
-    {%- endfor -%}
     {%- if changed -%}
         {%- if consumer.adds_up and not key -%}
             {%- set table = consumer.relation.identifier -%}
@@ -120,6 +120,12 @@
     {{ return(after | rejectattr('operation', 'equalto', 'replace') | list | length > 0) }}
 {% endmacro %}
 
+{#- The snapshot `relation`'s main branch is at, or none before its first write. -#}
+{% macro lakeplan_head_snapshot(relation) %}
+    {%- set head = run_query('select snapshot_id from ' ~ relation ~ ".refs where name = 'main'").rows -%}
+    {{ return(head[0][0] | int if head else none) }}
+{% endmacro %}
+
 {#- The snapshots of `relation`'s current lineage, oldest first: [{id, operation}]. -#}
 {% macro lakeplan_lineage(relation) %}
     {%- set lineage = [] -%}
@@ -150,8 +156,7 @@
     with the table's snapshot now) and one after its commit. -#}
 {% macro lakeplan_consumed_sql(relation, read) %}
     {%- if not read.inputs -%}{{ return({'before': [], 'after': []}) }}{%- endif -%}
-    {%- set head = run_query('select snapshot_id from ' ~ relation ~ ".refs where name = 'main'").rows -%}
-    {%- set pending = {'base': head[0][0] | int if head else none, 'inputs': read.inputs} -%}
+    {%- set pending = {'base': lakeplan.lakeplan_head_snapshot(relation), 'inputs': read.inputs} -%}
     {%- set resolved = lakeplan.lakeplan_consumed(relation) -%}
     {%- set consumed = dict(resolved) -%}
     {%- do consumed.update(read.inputs) -%}

@@ -42,6 +42,7 @@
         {{ lakeplan.lakeplan_changelog_latest_sql(compiled_code, spec, query_columns, tombstones) }}
     {%- endcall -%}
 
+    {%- set new_rows_read = lakeplan.lakeplan_new_rows_read() -%}
     {%- if not writes -%}
         {%- call statement('main') -%}
             {{ lakeplan.lakeplan_empty_run_sql('select * from ' ~ changes_relation) }}
@@ -57,12 +58,12 @@
             {{ lakeplan.lakeplan_commit_marker(target_relation) }}{{ lakeplan.lakeplan_upsert_label(spec) }}
             {{- create_table_as(False, target_relation, initial_rows) }}
         {%- endcall -%}
-    {%- elif lakeplan.lakeplan_new_rows_read().nothing_new -%}
+    {%- elif new_rows_read.nothing_new -%}
         {%- do log('lakeplan: `' ~ model.name ~ '`: its query reads nothing new since its last write, so nothing was '
             ~ 'written.', info=true) -%}
         {%- call statement('main') -%}select 0 as lakeplan_rows{%- endcall -%}
     {%- else -%}
-        {%- set consumed = lakeplan.lakeplan_consumed_sql(target_relation, lakeplan.lakeplan_new_rows_read()) -%}
+        {%- set consumed = lakeplan.lakeplan_consumed_sql(target_relation, new_rows_read) -%}
         {%- for statement in consumed.before -%}{%- do lakeplan.lakeplan_execute(statement) -%}{%- endfor -%}
         {%- set change = lakeplan.lakeplan_change_mode(target_relation, 'select 1 from ' ~ changes_relation) -%}
         {%- do lakeplan.lakeplan_log_change_mode(change) -%}
