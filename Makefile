@@ -41,7 +41,7 @@ lint: setup
 # Benchmarks (about three hours on 2 cores at the default sizes and 3 repeats): figures, summaries and
 # charts into bench/results/. docs/benchmarks.md names the exact command behind each recorded table.
 # One of them, with its own sizes: make bench BENCH=prekeyed BENCH_ARGS='--rows 2000000 --repeats 1'
-BENCH ?= sink_reuse changelog_distribution prekeyed plugin_overhead tpch_e2e explain
+BENCH ?= sink_reuse changelog_distribution prekeyed plugin_overhead tpch_e2e explain small_updates
 bench: data
 	@$(ACTIVATE) for name in $(BENCH); do echo "== bench/$$name.py"; python bench/$$name.py $(BENCH_ARGS) || exit 1; done
 

@@ -71,3 +71,14 @@ def test_explain_benchmark_smoke(bench, spark):
     assert {r["variant"] for r in result["medians"]} == {"explain", "floor"}
     assert result["statements_planned"] == len(result["exchanges_floor"]) > 0  # the floor plans what explain planned
     assert result["exchanges_floor"] == result["exchanges_explain"]  # the same plans, Exchange for Exchange
+
+
+def test_small_updates_benchmark_smoke(bench, spark):
+    result = bench("small_updates").main(["--smoke"], spark=spark)
+    by = {run["variant"]: run for run in result["runs"]}
+    assert all(run["same_contents"] for run in result["runs"])  # every variant, the same rows
+    assert (by["a"]["mode"], by["b"]["mode"], by["c"]["mode"], by["e"]["mode"]) == (
+        "copy-on-write", "copy-on-write", "merge-on-read", "merge-on-read")
+    assert by["d"]["mode"] == "merge-on-read"  # `auto` at 2% of the keys
+    assert by["c"]["bytes_written"] < by["b"]["bytes_written"] / 5  # the change, not the table
+    assert set(result["compacted"][2000]) == {"c", "d"}
