@@ -49,7 +49,8 @@ FILES = {
     "models/sources.yml": TARGET_YML,
     "models/totals.sql": "{{ partial_update_target() }}",
     "models/totals_whole.sql": "{{ partial_update_target() }}",
-    "models/spent.sql": member("totals", NEW, "customer, amount as spent"),
+    "models/spent.sql": member("totals", NEW, "customer, amount as spent")
+    + "\n{% if var('fail', false) %}where raise_error('a failing member') is null{% endif %}",
     "models/last.sql": member("totals", NEW, "customer, id, amount as last_amount", sequence_by="id"),
     "models/spent_whole.sql": member("totals_whole", WHOLE, "customer, amount as spent"),
     "models/last_whole.sql": member("totals_whole", WHOLE, "customer, id, amount as last_amount", sequence_by="id"),
@@ -147,6 +148,23 @@ def test_a_write_stopped_after_its_commit_is_not_applied_again(project, spark):
     assert rows(spark, "totals") == [(10, 13, 1)] and matches_a_whole_rebuild(project, spark)
 
 
+def test_a_failed_write_then_its_rerun_counts_each_row_once(project, spark):
+    """A write that fails after noting what it was about to consume (its MERGE fails) changes nothing, and its rerun
+    reads the same rows again: each is counted once."""
+    add_orders(spark, (1, 10, 5))
+    project.run("run", "-s", "totals")
+    add_orders(spark, (2, 10, 7))
+    before = snapshots(spark, f"{SCHEMA}.totals")
+    project.fail("run", "-s", "totals", "--vars", "{fail: true}")
+    assert snapshots(spark, f"{SCHEMA}.totals") == before and rows(spark, "totals") == [(10, 5, 5)]
+    assert consumed(spark, "totals")["lakeplan.consumed.pending"]["base"] == head(spark, "totals")  # noted, not done
+    project.run("run", "-s", "totals")
+    assert rows(spark, "totals") == [(10, 12, 7)] and matches_a_whole_rebuild(project, spark)
+    assert set(consumed(spark, "totals")) == {"lakeplan.consumed"}
+    project.run("run", "-s", "totals")  # nothing new: nothing counted again
+    assert rows(spark, "totals") == [(10, 12, 7)]
+
+
 def test_changed_rows_of_an_input_stop_a_sum_and_full_refresh_reads_everything(project, spark):
     add_orders(spark, (1, 10, 5), (2, 20, 7))
     project.run("run", "-s", "totals", "current")
@@ -204,10 +222,11 @@ def test_reading_what_is_new_where_it_cannot_work_is_refused(make_project, spark
             "snapshots tell what is new. Nothing was written. Fix:") in log
 
 
-@pytest.mark.parametrize("on_delete", ["ignore", "remove_record"])
+@pytest.mark.parametrize("on_delete", ["ignore", "remove_record", "error"])
 def test_a_changelog_member_with_a_sequence_group_reads_its_new_changes(make_project, spark, on_delete):
     """A changelog member (op column, sequence) and a sequence group, reading only the changes appended since the last
-    write, give the table a rebuild from the whole changelog gives, deletes included."""
+    write, give the table a rebuild from the whole changelog gives, deletes included; under `error`, a changelog
+    member is refused whether it reads what is new or everything."""
     schema = f"lakeplan_new_changes_{on_delete}"
     target = """
   - name: {name}
@@ -232,6 +251,12 @@ def test_a_changelog_member_with_a_sequence_group_reads_its_new_changes(make_pro
     spark.sql(f"create schema if not exists {schema}")
     spark.sql(f"create table {schema}.cdc (id int, op string, seq int, status string, status_seq int, amount bigint) "
               "using iceberg")
+    if on_delete == "error":
+        for model in ("state", "state_whole"):
+            log = project.fail("run", "-s", model)
+            assert f"Member `changes{model[5:]}` of partial-update target `{model}` is a changelog (op_column `op`)" in log
+        assert not spark.catalog.tableExists(f"{schema}.state") and not spark.catalog.tableExists(f"{schema}.state_whole")
+        return
     batches = [
         "(1, '+I', 1, 'new', 1, 10), (2, '+I', 2, 'new', 1, 20)",
         "(1, '+U', 3, 'paid', 2, 11), (2, '-D', 4, null, null, null)",
