@@ -213,6 +213,27 @@ def write_groups(groups: list[dict[str, Any]], write_sql: list[str]) -> list[dic
     return report
 
 
+NEW_ROWS = re.compile(r"/\* lakeplan new_rows: (\S+) at (\S+) after (\S+) \*/")  # macros/incremental_reads/new_rows.sql
+
+
+def change_report(plan: dict[str, Any], sql: str) -> dict[str, Any] | None:
+    """How an `upsert`'s or a target's MERGE lands (its change_mode; `auto` decides at each write) and, per input read
+    with new_rows / changed_keys, what this run would read of it (the comment those macros put in the SQL)."""
+    change = plan.get("change_mode")
+    if change is None:
+        return None
+    reads = {}
+    for relation, current, consumed in NEW_ROWS.findall(sql):
+        reads[relation] = ("everything: no write consumed it yet" if consumed == "None"
+                           else "nothing new" if current in (consumed, "None")
+                           else f"what is new: snapshots after {consumed} up to {current}")  # fmt: skip
+    lands = change["mode"]
+    if lands == "auto":
+        lands += f" (merge-on-read when the inputs hold at most {change['merge_on_read_max_share']:g} of the table's rows)"
+    return {"change_mode": change["mode"], "lands": lands, "reads": reads,
+            "maintenance": plan.get("maintenance")}  # fmt: skip
+
+
 def state_report(verdict: dict[str, Any] | None, current: dict[str, Any] | None) -> dict[str, Any] | None:
     """A stateful model's fingerprint against the one its table records, and what the next run does about it."""
     if verdict is None or current is None:

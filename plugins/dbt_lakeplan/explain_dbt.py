@@ -206,6 +206,7 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         "sources": [explain.source_report(uid, manifest.sources[uid].config.get(PLAN_KEY))
                     for uid in inputs if uid in manifest.sources],
         "statements": [], "exchanges": [], "shuffles": None, "moved_inputs": [], "write_groups": None, "state": None,
+        "change": None,
     }  # fmt: skip
     if error is None and spark is not None and not member_of:
         statements = live.get("statements") or explain.split_statements(node.compiled_code or "")
@@ -220,6 +221,10 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
     if "partial_update" in plan:
         writes = {s["write_group"] - 1: s["sql"] for s in entry["statements"] if s.get("write_group")}
         entry["write_groups"] = explain.write_groups(plan["partial_update"]["groups"], writes)
+    if not member_of:
+        # new_rows' comments are in the SQL the model and its members compiled to (the write wraps members' SQL)
+        compiled = [node.compiled_code or "", *(cte.sql or "" for cte in node.extra_ctes or [])]
+        entry["change"] = explain.change_report(plan, "\n".join(compiled))
     if node.config.materialized in STATEFUL:
         entry["state"] = explain.state_report(live.get("state"), node.config.get(CONFIG_KEY))
     return entry

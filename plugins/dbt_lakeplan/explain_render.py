@@ -49,9 +49,18 @@ def _state_cell(model: dict[str, Any]) -> str:
     return state["next_run"] + (f" ({'; '.join(state['changed'])})" if state["changed"] else "")
 
 
+def _change_cell(model: dict[str, Any]) -> str:
+    change = model.get("change")
+    if not change:
+        return "-"
+    reads = [f"{name.rsplit('.', 1)[-1]}: {read.split(':')[0]}" for name, read in change["reads"].items()]
+    return change["change_mode"] + (f"; reads {', '.join(reads)}" if reads else "")
+
+
 COLUMNS = (("model", lambda m: m["name"]), ("materialized", lambda m: m["materialized"]),
            ("sources (distribution x partitions)", _sources_cell), ("shuffles (cause)", _shuffles_cell),
-           ("keyed", _keyed_cell), ("write groups", _groups_cell), ("next run", _state_cell))  # fmt: skip
+           ("keyed", _keyed_cell), ("write groups", _groups_cell), ("change lands", _change_cell),
+           ("next run", _state_cell))  # fmt: skip
 MAX_CELL = 60
 
 
@@ -199,6 +208,11 @@ pre {{ white-space: pre-wrap; background: #f6f6f6; padding: 6px; font-size: 11px
     details.appendChild(el('h4', 'exchanges: ' + (m.shuffles === null ? 'not planned' : m.shuffles + ' shuffle(s)')));
     details.appendChild(table(m.exchanges.map(x => [x.cause, x.partitioning, x.arguments]), ['cause', 'partitioning', 'arguments']));
     if (m.keyed) details.appendChild(el('p', 'keyed: ' + (m.keyed.avoided_shuffle ? 'no shuffle' : 'shuffles') + ': ' + m.keyed.reason));
+    if (m.change) {{
+      details.appendChild(el('h4', 'change lands: ' + m.change.lands));
+      details.appendChild(table(Object.entries(m.change.reads), ['input read with new_rows / changed_keys', 'this run reads']));
+      details.appendChild(el('p', 'maintenance: ' + (m.change.maintenance ? JSON.stringify(m.change.maintenance) : 'none')));
+    }}
     if (m.write_groups) {{
       details.appendChild(el('h4', 'write groups'));
       details.appendChild(table(m.write_groups.map(g => [g.members.join(', '), g.collapse.join('; '),

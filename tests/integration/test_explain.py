@@ -151,6 +151,7 @@ def test_insert_only_and_changelog_members_are_two_groups_split_by_input_kind(ex
     assert groups[0]["split_from"] == {"wide_ops": ["inputKind"]} and groups[1]["split_from"] == {"wide_totals": ["inputKind"]}
     assert all(group["collapse"] for group in groups)
     assert wide["state"]["next_run"] == "run" and wide["state"]["stored"] == wide["state"]["fingerprint"]
+    assert wide["change"] == {"change_mode": "copy_on_write", "lands": "copy_on_write", "reads": {}, "maintenance": None}
     assert [s["action"] for s in wide["statements"]].count("plan") == 2 and not any(s.get("error") for s in wide["statements"])
 
 

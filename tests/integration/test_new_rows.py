@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.conftest import snapshots
+from tests.integration.test_explain import explain
 
 SCHEMA = "lakeplan_new_rows"
 ORDERS = f"{SCHEMA}.orders"
@@ -107,6 +108,10 @@ def test_new_rows_apply_each_row_once(project, spark):
     assert rows(spark, "totals") == [(10, 6, 1), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
 
     add_orders(spark, (4, 20, 3), (5, 30, 9))
+    read = consumed(spark, "totals")["lakeplan.consumed"][ORDERS]
+    code, report, models = explain(project, "--select", "totals")  # what the next run would read, before it runs
+    assert code == 0 and models["totals"]["change"]["reads"] == {
+        ORDERS: f"what is new: snapshots after {read} up to {head(spark, 'orders')}"}
     result, log = project.invoke("run", "-s", "totals", "current")
     assert result.success and "from lakeplan_new_rows_" in log and "_change_type = 'INSERT'" in log  # the changelog
     assert rows(spark, "totals") == [(10, 6, 1), (20, 10, 3), (30, 9, 9)] and matches_a_whole_rebuild(project, spark)

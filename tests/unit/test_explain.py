@@ -1,6 +1,6 @@
-"""The pure parts of `lakeplan explain`: statements, Exchange causes, write groups, change classes."""
+"""The pure parts of `lakeplan explain`: statements, Exchange causes, write groups, how a change lands, change classes."""
 
-from dbt_lakeplan.explain import exchanges, moved_tables, statement, write_groups
+from dbt_lakeplan.explain import change_report, exchanges, moved_tables, statement, write_groups
 from dbt_lakeplan.explain_state import classify, compare_manifests
 
 PLAN = """== Physical Plan ==
@@ -75,3 +75,17 @@ def test_a_change_reaches_every_model_downstream():
     assert [(c["unique_id"], c["class"], c["downstream"]) for c in comparison["changed"]] == [
         ("model.p.a", "breaking", ["model.p.b"])]
     assert comparison["reached"]["model.p.b"]["stateful"] is True
+
+
+def test_how_a_change_lands_and_what_each_input_read_with_new_rows_gives():
+    sql = ("select * from /* lakeplan new_rows: s.a at 7 after 5 */ (select 1) union all "
+           "select * from /* lakeplan new_rows: s.b at 3 after 3 */ (select 2) union all "
+           "select * from /* lakeplan new_rows: s.c at 9 after None */ (select 3)")
+    report = change_report({"change_mode": {"mode": "auto", "merge_on_read_max_share": 0.1}, "maintenance": {}}, sql)
+    assert report["lands"] == "auto (merge-on-read when the inputs hold at most 0.1 of the table's rows)"
+    assert report["reads"] == {"s.a": "what is new: snapshots after 5 up to 7", "s.b": "nothing new",
+                               "s.c": "everything: no write consumed it yet"}
+    assert report["maintenance"] == {}
+    assert change_report({"change_mode": {"mode": "copy_on_write", "merge_on_read_max_share": 0.1}}, "select 1") == {
+        "change_mode": "copy_on_write", "lands": "copy_on_write", "reads": {}, "maintenance": None}
+    assert change_report({}, sql) is None  # a model without a MERGE
