@@ -12,7 +12,7 @@ compared after every pair (they must hold the same rows).
 
   .venv/bin/python bench/revision_ab.py --base 3d91392 [--keys 100000 1000000] [--changelog-keys 500000] [--pairs 2]
       [--only 'changelog member']   (the workloads whose name holds it; recorded as revision_ab_<it>.json/.md)
-  --smoke: tiny sizes, one pair, both sides in this process and checkout, nothing recorded (run by the tests)
+  --smoke: tiny sizes (2 members), one pair, both sides in this process and checkout, nothing recorded (run by the tests)
 """
 
 from __future__ import annotations
@@ -39,10 +39,11 @@ def run_workload(spark, workload: dict) -> dict:
         return common.machine(spark)
     if workload["kind"] == "sink_reuse":
         sink_reuse = importlib.import_module("sink_reuse")
-        project = sink_reuse.write_project(10, workload["keys"], rules=workload["rules"])
+        last = workload.get("members", 10) - 1
+        project = sink_reuse.write_project(last + 1, workload["keys"], rules=workload["rules"])
         if workload.get("changelog"):  # written here, not by the revision's benchmark: both sides have member_sql
-            query = sink_reuse.member_sql(9, workload["keys"]).split("\n", 1)[1]
-            (project / "models/member_09.sql").write_text(
+            query = sink_reuse.member_sql(last, workload["keys"]).split("\n", 1)[1]
+            (project / f"models/member_{last:02d}.sql").write_text(
                 "{{ config(partial_update_target='wide', op_column='op', sequence_by='seq') }}\n"
                 f"select '+U' as op, {{{{ var('phase', 0) }}}} as seq, m.* from ({query}) as m")
             target = project / "models/wide.yml"  # a changelog member needs the target to say what a -D does
@@ -128,10 +129,10 @@ def base_checkout(revision: str, root: Path) -> Path:
     return tree
 
 
-def workloads(keys: list[int], changelog_keys: int, only: str) -> list[tuple[str, dict]]:
+def workloads(keys: list[int], changelog_keys: int, only: str, members: int = 10) -> list[tuple[str, dict]]:
     """The workloads whose name holds `only`, by name."""
     kinds = {"": {}, " rules": {"rules": True}, " changelog member": {"changelog": True}}
-    sink = [(f"sink_reuse{kind} {n:,} keys", {"kind": "sink_reuse", "keys": n, "rules": False, **extra})
+    sink = [(f"sink_reuse{kind} {n:,} keys", {"kind": "sink_reuse", "keys": n, "members": members, "rules": False, **extra})
             for n in keys for kind, extra in kinds.items()]  # fmt: skip
     every = [*sink, (f"changelog {changelog_keys * 4:,} rows", {"kind": "changelog", "keys": changelog_keys})]
     return [(name, workload) for name, workload in every if only in name]
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     if args.smoke:  # the workloads and the comparison, without a second checkout: both sides are this one
         spark = spark or spark_session()
         both = dict.fromkeys(("base", "head"), lambda w: run_workload(spark, w))
-        runs = compare(both, workloads([200], 100, args.only), 1)
+        runs = compare(both, workloads([200], 100, args.only, members=2), 1)
         return {"base": args.base, "runs": runs, "medians": summarize(runs)}
     sides = {"base": Worker(base_checkout(args.base, ROOT)), "head": Worker(ROOT)}
     try:

@@ -15,7 +15,7 @@ key; the `rules` variant is compared after the initial load only: its update add
 
   .venv/bin/python bench/sink_reuse.py [--keys 100000 1000000] [--members 10] [--vary-members 2 5 10 20]
       [--vary-keys 20000] [--variants lakeplan bare separate handwritten] [--repeats 3] [--record-as NAME]
-  make bench (all sizes) / --smoke (tiny, seconds; run by the tests)
+  make bench (all sizes) / --smoke (tiny, no warm-up runs; run by the tests)
 """
 
 from __future__ import annotations
@@ -156,19 +156,20 @@ def check_contents(runs: list[dict]) -> None:
         run["same_as_handwritten"] = run.pop("contents") == expected if compared else None
 
 
-def measure(spark, members: int, keys: int, repeats: int, variants: list[str]) -> list[dict]:
+def measure(spark, members: int, keys: int, repeats: int, variants: list[str], warm: bool = True) -> list[dict]:
     """Every variant's initial load and update, per repeat, in the order of VARIANTS and reversed every other
     repeat (a variant that follows another of the same shape finds Spark warmer); `bare` runs the statements
-    `lakeplan` logged in this or the previous repeat."""
+    `lakeplan` logged in this or the previous repeat. `warm`: first the untimed runs that only steady the figures."""
     if "bare" in variants and "lakeplan" not in variants:
         raise SystemExit("--variants bare needs lakeplan: it runs the statement lakeplan's dbt run generated")
     runs, statements = [], {}
-    for variant in set(variants) - {"bare", "handwritten"}:  # a scheduled pipeline has its previous run's manifest:
-        dbt(write_project(members, keys, rules=variant == "rules", reuse=variant != "separate"), "parse")  # untimed
-    # Unrecorded: the first full-size run in a JVM is 3-5 s slower at 1M keys whatever it runs (heap growth; a
-    # 2,000-key warm-up does not cover it), and without this the first variant of the first repeat pays it alone.
-    for phase in (0, 1):
-        run_variant(spark, sorted(variants, key=VARIANTS.index)[0], members, keys, phase, statements)
+    if warm:
+        for variant in set(variants) - {"bare", "handwritten"}:  # a scheduled pipeline has its previous run's manifest:
+            dbt(write_project(members, keys, rules=variant == "rules", reuse=variant != "separate"), "parse")  # untimed
+        # Unrecorded: the first full-size run in a JVM is 3-5 s slower at 1M keys whatever it runs (heap growth; a
+        # 2,000-key warm-up does not cover it), and without this the first variant of the first repeat pays it alone.
+        for phase in (0, 1):
+            run_variant(spark, sorted(variants, key=VARIANTS.index)[0], members, keys, phase, statements)
     for repeat in range(repeats):
         for variant in sorted(variants, key=VARIANTS.index, reverse=repeat % 2 == 1):
             for phase in (0, 1):
@@ -249,7 +250,8 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     spark = spark or spark_session()
     if not args.smoke:  # warm-up, not recorded: the first statements of a shape in a JVM pay for JIT and codegen
         measure(spark, args.members, 2000, 1, list(VARIANTS))
-    runs = [run for keys in args.keys for run in measure(spark, args.members, keys, args.repeats, args.variants)]
+    runs = [run for keys in args.keys
+            for run in measure(spark, args.members, keys, args.repeats, args.variants, warm=not args.smoke)]
     runs += [run for members in args.vary_members if members != args.members or args.vary_keys not in args.keys
              for run in measure(spark, members, args.vary_keys, args.repeats, list(VARIANTS))]
     rows = medians(runs, ("members", "keys", "phase", "variant"), ("seconds", "snapshots", "bytes_written"))

@@ -3,8 +3,10 @@ reported as an error, or the commit is past its point of no return and dbt repor
 `CANCEL query` line). Never both cancelled and committed.
 
 SIGINT needs a dbt process of its own, and the embedded Derby metastore takes one process at a time (this test
-session's SparkSession holds its own): the dbt processes here, and the one reading the table after each, share a
-metastore and warehouse of their own, with the project's Spark settings otherwise."""
+session's SparkSession holds its own): the dbt processes here share a metastore and warehouse of their own, with the
+project's Spark settings otherwise. Each process starts a JVM (most of this test's time), so the tables are read by
+the next dbt process itself, in an on-run-start hook before it writes anything, and after the last moment by a
+`dbt run-operation` of that hook's macro."""
 
 from __future__ import annotations
 
@@ -20,34 +22,45 @@ from tests.integration.test_partial_update import member, target_yml
 
 BIN = Path(sys.executable).parent
 ROWS = 1000
-# work enough that a group's statement runs for seconds: Ctrl-C lands inside it
-SLOW = ("select k as id, {value} from (select id % " + str(ROWS) + " as k, max(sha2(cast(id as string), 256)) as h "
-        "from range(0, 1000000) group by 1) where h > ''")
+TABLES = ("wide", "current")
+
+
+def query(model: str, value: str) -> str:
+    """`ROWS` keys with `value`, whatever the range read: 1,000,000 rows when `model` is the var `slow` (enough work that
+    a group's statement runs for seconds and the Ctrl-C lands inside it), else `ROWS` (the statements a moment does
+    not interrupt)."""
+    rows = f"{{{{ 1000000 if var('slow', '') == '{model}' else {ROWS} }}}}"
+    return (f"select k as id, {value} from (select id % {ROWS} as k, max(sha2(cast(id as string), 256)) as h "
+            f"from range(0, {rows}) group by 1) where h > ''")
+
+
 FILES = {
     "models/wide.sql": "{{ partial_update_target() }}",
     "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint", "b": "bigint", "c": "bigint"},
                                   rules={"a": "sum"}, partial_update_on_delete="ignore"),
     # three write groups (their write_options differ), so the write is three statements on a branch, then its commit
-    "models/adds.sql": member("wide", SLOW.format(value="1 as a"), write_options={"spark.sql.shuffle.partitions": 3}),
-    "models/bees.sql": member("wide", SLOW.format(value="k as b"), write_options={"spark.sql.shuffle.partitions": 4}),
-    "models/sees.sql": member("wide", SLOW.format(value="2 * k as c"), write_options={"spark.sql.shuffle.partitions": 5}),
+    "models/adds.sql": member("wide", query("adds", "1 as a"), write_options={"spark.sql.shuffle.partitions": 3}),
+    "models/bees.sql": member("wide", query("bees", "k as b"), write_options={"spark.sql.shuffle.partitions": 4}),
+    "models/sees.sql": member("wide", query("sees", "2 * k as c"), write_options={"spark.sql.shuffle.partitions": 5}),
     # an upsert: its tombstones, then one MERGE that is its commit
     "models/current.sql": "{{ config(materialized='upsert', unique_key='id', sequence_by='seq', op_column='op') }}\n"
-    + SLOW.format(value="'+U' as op, k as seq, cast(k as string) as val"),
+    + query("current", "'+U' as op, k as seq, cast(k as string) as val"),
+    # what each table holds, as one line: the on-run-start hook of every dbt process here prints it before any write
+    "test_macros/print_state.sql": """{% macro print_state() %}
+  {%- set state = {} -%}
+  {%- for name in """ + repr(list(TABLES)) + """ if execute and adapter.get_relation(none, 'lakeplan_cancel', name) -%}
+    {%- set table = 'lakeplan_cancel.' ~ name -%}
+    {%- set main = run_query('select cast(snapshot_id as string) from ' ~ table ~ ".refs where name = 'main'") -%}
+    {%- set changes = run_query('select count(*) from ' ~ table ~ '.history') -%}
+    {%- set rows = run_query('select to_json(struct(*)) from ' ~ table ~ ' order by id') -%}
+    {%- do state.update({table: {'main': main.columns[0].values()[0], 'changes': changes.columns[0].values()[0] | int,
+                                 'rows': rows.columns[0].values() | list}}) -%}
+  {%- endfor -%}
+  {%- if execute %}{% do print('LAKEPLAN_STATE ' ~ tojson(state)) %}{% endif -%}
+{% endmacro %}
+""",
 }  # fmt: skip
-READ = """
-import json, sys
-from pyspark.sql import SparkSession
-spark = SparkSession.builder.enableHiveSupport().getOrCreate()
-state = {}
-for table in sys.argv[1:]:
-    state[table] = {
-        "main": spark.sql(f"select snapshot_id from {table}.refs where name = 'main'").collect()[0][0],
-        "changes": spark.sql(f"select count(*) from {table}.history").collect()[0][0],
-        "rows": [list(row) for row in spark.sql(f"select * from {table} order by id").collect()],
-    }
-print("LAKEPLAN_STATE " + json.dumps(state))
-"""
+PROJECT = {"macro-paths": ["macros", "test_macros"], "on-run-start": ["{{ print_state() }}"]}
 
 
 def own_metastore(root: Path) -> dict[str, str]:
@@ -67,10 +80,11 @@ def dbt(project, env, *args: str) -> str:
     return run.stdout
 
 
-def interrupted(project, env, selector: str, when: str) -> str:
-    """`dbt run -s <selector>`, sent SIGINT once its debug log shows a statement containing `when` has started;
-    what dbt printed."""
-    command = [str(BIN / "dbt"), "--debug", "run", "-s", selector, "--project-dir", str(project.path)]
+def interrupted(project, env, selector: str, when: str, slow: str) -> str:
+    """`dbt run -s <selector>` with `slow` the model whose query runs for seconds, sent SIGINT once its debug log
+    shows a statement containing `when` has started; what dbt printed."""
+    command = [str(BIN / "dbt"), "--debug", "run", "-s", selector, "--vars", json.dumps({"slow": slow}),
+               "--project-dir", str(project.path)]  # fmt: skip
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     printed = []
     for line in process.stdout:
@@ -84,11 +98,14 @@ def interrupted(project, env, selector: str, when: str) -> str:
     return output
 
 
-def state(env, *tables: str) -> dict:
-    run = subprocess.run([sys.executable, "-c", READ, *tables], env=env, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-4000:]
-    [line] = [line for line in run.stdout.splitlines() if line.startswith("LAKEPLAN_STATE ")]
+def state(output: str) -> dict:
+    """The tables as the hook printed them (before the process wrote anything)."""
+    [line] = [line for line in output.splitlines() if line.startswith("LAKEPLAN_STATE ")]
     return json.loads(line.split(" ", 1)[1])
+
+
+def column_a(table_state: dict) -> list:
+    return [json.loads(row)["a"] for row in table_state["rows"]]
 
 
 def reported(output: str, model: str) -> tuple[bool, bool]:
@@ -97,33 +114,32 @@ def reported(output: str, model: str) -> tuple[bool, bool]:
     return written, f"CANCEL query model.lakeplan.{model}" in output
 
 
-# (the model, the statement whose start the SIGINT follows, whether the write commits)
+# (the model, the statement whose start the SIGINT follows, the model whose query is slow, whether the write commits).
+# A SIGINT during an earlier group of `wide` takes the same path as during its last: the running statement's jobs are
+# stopped and every later statement is refused, the last group's next one being the commit itself.
 MOMENTS = [
-    ("wide", "-- write group 1 of 3", False),  # during the first group
-    ("wide", "-- write group 3 of 3", False),  # during the last group, before the commit
-    ("current", "merge into lakeplan_cancel.current as", False),  # during the upsert's MERGE: its jobs are stopped, so it does not commit
-    ("wide", "call system.fast_forward", True),  # the commit has started: it completes, the model is written
+    ("wide", "-- write group 3 of 3", "sees", False),  # during the last group, before the commit
+    ("current", "merge into lakeplan_cancel.current as", "current", False),  # during the upsert's MERGE: its jobs are stopped, so it does not commit
+    ("wide", "call system.fast_forward", "", True),  # the commit has started: it completes, the model is written
 ]
 
 
 def test_ctrl_c_stops_a_write_before_its_commit_or_reports_it_written(make_project, tmp_path):
-    project = make_project("cancel", FILES)
+    project = make_project("cancel", FILES, PROJECT)
     env = own_metastore(tmp_path)
     dbt(project, env, "run")
-    tables = ["lakeplan_cancel.wide", "lakeplan_cancel.current"]
-    before = state(env, *tables)
-    assert [row[1] for row in before["lakeplan_cancel.wide"]["rows"]] == [1] * ROWS
+    outputs = [interrupted(project, env, model, when, slow) for model, when, slow, _ in MOMENTS]
+    # the tables before each moment (as the moment's own process found them) and after the last
+    states = [state(output) for output in outputs] + [state(dbt(project, env, "run-operation", "print_state"))]
+    assert column_a(states[0]["lakeplan_cancel.wide"]) == [1] * ROWS
 
-    for model, when, commits in MOMENTS:
-        output = interrupted(project, env, model, when)
-        after = state(env, *tables)
+    for (model, when, _, commits), output, before, after in zip(MOMENTS, outputs, states, states[1:]):
         table = f"lakeplan_cancel.{model}"
         written, cancelled = reported(output, model)
         assert (written, cancelled) == (commits, not commits), f"{when}:\n{output[-5000:]}"
         if commits:  # the run applied once: the sum column counts it, and main moved once (the fast-forward)
             assert after[table]["changes"] == before[table]["changes"] + 1
-            assert [row[1] for row in after[table]["rows"]] == [row[1] + 1 for row in before[table]["rows"]]
+            assert column_a(after[table]) == [a + 1 for a in column_a(before[table])]
         else:
             assert after == before, f"{when}: the table changed although dbt cancelled {model}:\n{output[-5000:]}"
             assert f"`{model}` was cancelled before its write committed" in output
-        before = after
