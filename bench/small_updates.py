@@ -25,6 +25,7 @@ targets fed the same batches, each compacted (untimed) before every batch so tha
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -214,6 +215,7 @@ def series(spark, project: Path, members: int, keys: int, runs: int, change: flo
             by[variant]["scan_seconds"], found[variant] = scan(spark, table_of(variant), members)
         same = all(found[v] == found["a"] for v in SERIES)
         results += [{**by[v], "run": run, "keys": keys, "changed_keys": changed, "same_contents": same} for v in SERIES]
+        print(f"small_updates run {run}:", json.dumps(results[-len(SERIES):]), flush=True)  # kept if a later run fails
     compacted = {}
     for variant in ("c", "d"):  # the scan after the runs against the same table freshly compacted
         table = table_of(variant)
@@ -242,6 +244,7 @@ def sweep(spark, project: Path, members: int, keys: int, fractions: list[float],
             same = len({tuple(f) for f in found.values()}) == 1
             results += [{**by[mode], "fraction": fraction, "repeat": repeat, "keys": keys, "changed_keys": changed,
                          "same_contents": same} for mode in MODES]  # fmt: skip
+            print(f"small_updates sweep {fraction}:", json.dumps(results[-len(MODES):]), flush=True)
             batch += 1
     return results
 
