@@ -11,7 +11,7 @@ from typing import get_args
 
 from pydantic import BaseModel
 
-from dbt_lakeplan.planner import PLAN_VERSION
+from dbt_lakeplan.node_plan import PLAN_VERSION
 from dbt_lakeplan.settings import PLACES, SCHEMAS, Maintenance
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,72 +1,14 @@
-"""lakeplan's dbt plugin. dbt finds it as a top-level module named `dbt_*` with `plugins = [...]`.
+"""lakeplan's dbt plugin package. dbt finds it as a top-level module named `dbt_*` and reads its `plugins`.
 
-It also fixes dbt-spark's adapter: quoting, Iceberg tables' format, missing columns' names, errors (spark_adapter.py), and
-makes `dbt compile` of a partial-update target show its write (compiled_write.py).
-
-dbt calls a plugin's `get_manifest_artifacts` only when it writes JSON, after manifest.json is written, and
-not at all for `docs generate` or `--no-write-json`. lakeplan's rewrite must reach every command, so the
-plugin wraps the one function all of them load the manifest through; the hook writes lakeplan's reports.
+The plugin and its dbt glue live in plugin.py and are imported only when something reads `plugins` (dbt's
+PluginManager does, with `hasattr`), so the pure modules (settings, merge rules, digests, fingerprints, explain)
+import and are tested without dbt; tests/unit/test_pure_modules.py holds them to it.
 """
 
-from __future__ import annotations
 
-import functools
-import os
-from typing import Any
+def __getattr__(name: str):
+    if name == "plugins":
+        from dbt_lakeplan.plugin import LakeplanPlugin
 
-from dbt.parser.manifest import ManifestLoader
-from dbt.plugins.manager import dbt_hook, dbtPlugin
-
-from dbt_lakeplan.artifacts import FINGERPRINTS_FILE, SINK_REUSE_FILE, SQL_CACHE_FILE, JsonArtifact, read_cache, write_cache
-from dbt_lakeplan.manifest_fingerprints import apply_fingerprints
-from dbt_lakeplan import compiled_write, spark_adapter
-from dbt_lakeplan.planner import plan_project
-
-REPORTS_ATTRIBUTE = "_lakeplan_reports"
-
-
-def project_default_vars(config) -> dict[str, Any]:
-    """The vars dbt_project.yml sets for the root project (never --vars: those change from run to run)."""
-    declared = config.vars.to_dict()
-    scoped = declared.get(config.project_name, {})
-    return {**{k: v for k, v in declared.items() if not isinstance(v, dict)}, **scoped}
-
-
-def _with_lakeplan(load):
-    @functools.wraps(load)
-    def get_full_manifest(cls, config, **kwargs):
-        manifest = load(cls, config, **kwargs)
-        defaults = project_default_vars(config)
-        cache_path = os.path.join(config.project_target_path, SQL_CACHE_FILE)
-        sql_cache = read_cache(cache_path)
-        cached = dict(sql_cache)
-        settings, sink_reuse = plan_project(manifest, {**defaults, **config.cli_vars})
-        reports = {
-            SINK_REUSE_FILE: sink_reuse,
-            FINGERPRINTS_FILE: apply_fingerprints(manifest, settings.fingerprint_version, defaults, sql_cache),
-        }
-        manifest.build_flat_graph()  # `graph` in macros (the state check) reads the configs set above
-        if sql_cache != cached:
-            write_cache(cache_path, sql_cache)
-        setattr(manifest, REPORTS_ATTRIBUTE, (config.project_target_path, reports))
-        return manifest
-
-    get_full_manifest.lakeplan = True
-    return get_full_manifest
-
-
-class LakeplanPlugin(dbtPlugin):
-    def initialize(self) -> None:
-        spark_adapter.install()
-        compiled_write.install()
-        load = ManifestLoader.get_full_manifest.__func__
-        if not getattr(load, "lakeplan", False):
-            ManifestLoader.get_full_manifest = classmethod(_with_lakeplan(load))
-
-    @dbt_hook
-    def get_manifest_artifacts(self, manifest):
-        target_path, reports = getattr(manifest, REPORTS_ATTRIBUTE)
-        return {os.path.join(target_path, name): JsonArtifact(data) for name, data in reports.items()}
-
-
-plugins = [LakeplanPlugin]
+        return [LakeplanPlugin]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

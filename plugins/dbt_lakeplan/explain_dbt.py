@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from dbt_lakeplan import explain
 from dbt_lakeplan.explain_state import compare_manifests, load_manifest, manifest_nodes
 from dbt_lakeplan.manifest_fingerprints import CONFIG_KEY, STATEFUL
-from dbt_lakeplan.planner import PLAN_KEY
+from dbt_lakeplan.node_plan import PLAN_KEY
 from dbt_lakeplan.spark_adapter import WRITE_GROUP, condensed
 
 MACRO = "lakeplan_explain_node"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dbt_lakeplan.manifest_fingerprints import CONFIG_KEY, STATEFUL
-from dbt_lakeplan.planner import PLAN_KEY
+from dbt_lakeplan.node_plan import PLAN_KEY
 
 RESOURCES = ("model", "seed", "snapshot")
 

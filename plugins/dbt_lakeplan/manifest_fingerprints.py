@@ -20,9 +20,9 @@ import sqlglot
 
 from dbt_lakeplan.fingerprint import NodeLogic, ancestors, digest, fingerprints, short, target_parts
 from dbt_lakeplan.merge_rules import DEFAULT_RULE
+from dbt_lakeplan.node_plan import PLAN_KEY
 from dbt_lakeplan.normalize import normalize_sql, render_stable
 from dbt_lakeplan.partial_update import TARGET_MATERIALIZATION
-from dbt_lakeplan.planner import PLAN_KEY
 from dbt_lakeplan.settings import contents_keys
 
 CONFIG_KEY = "lakeplan_fingerprint"

@@ -24,11 +24,10 @@ from dbt_common.exceptions import CompilationError
 
 from dbt_lakeplan import partial_update
 from dbt_lakeplan.grouping import group_members
+from dbt_lakeplan.node_plan import PLAN_KEY, PLAN_VERSION
 from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, problems
 from dbt_lakeplan.spark_types import type_problem
 
-PLAN_KEY = "lakeplan_plan"
-PLAN_VERSION = 1
 MEMBER_ONLY = ("write_mode", "static_partition", "write_options")
 TARGET_ONLY = ("partial_update_on_delete", "sequence_groups")
 TABLES = ("table", "incremental", "upsert", partial_update.TARGET_MATERIALIZATION)  # what a layout can apply to

@@ -12,6 +12,9 @@ from tests.conftest import REPO
 def test_dbt_discovers_the_installed_distribution():
     # dbt finds plugins with pkgutil.iter_modules: an editable install must be a path entry it sees.
     assert "dbt_lakeplan" in PluginManager.get_prefixed_modules()
+    # the package loads its dbt glue (plugin.py) only when dbt reads `plugins`
+    discovered = PluginManager.get_prefixed_modules()["dbt_lakeplan"]
+    assert [plugin.__name__ for plugin in discovered.plugins] == ["LakeplanPlugin"]
     assert distribution("dbt-lakeplan").metadata["Name"] == "dbt-lakeplan"
     assert dbt_lakeplan.__file__ == str(REPO / "plugins" / "dbt_lakeplan" / "__init__.py")
 
