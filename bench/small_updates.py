@@ -124,11 +124,13 @@ def create_handwritten(spark, members: int) -> None:
               f"tblproperties ({properties})")  # fmt: skip
 
 
-def compact(spark, table: str, options: dict | None = None) -> None:
+def compact(spark, table: str, options: dict | None = None, data: bool = True) -> None:
     """Every delete applied and every delete file dropped: what lakeplan's maintenance runs once the deleted share
-    is crossed (macros/maintenance/maintain.sql), here with `options` for rewrite_data_files."""
+    is crossed (macros/maintenance/maintain.sql), here with `options` for rewrite_data_files; without `data`, only
+    the delete files are rewritten."""
     pairs = ", ".join(f"'{key}', '{value}'" for key, value in {"delete-file-threshold": 1, **(options or {})}.items())
-    spark.sql(f"call system.rewrite_data_files(table => '{table}', options => map({pairs}))").collect()
+    if data:
+        spark.sql(f"call system.rewrite_data_files(table => '{table}', options => map({pairs}))").collect()
     spark.sql(f"call system.rewrite_position_delete_files(table => '{table}', options => map('rewrite-all', 'true'))"
               ).collect()  # fmt: skip
 
@@ -180,14 +182,15 @@ def write_mode(spark, table: str) -> str:
     return properties.get("write.merge.mode", "copy-on-write")
 
 
-def run_variant(spark, project: Path, members: int, variant: str, batch: int, compacted_by_c: bool) -> dict:
+def run_variant(spark, project: Path, members: int, variant: str, batch: int, c_upkeep: dict | None) -> dict:
     table = table_of(variant)
     before = {s.snapshot_id for s in snapshots(spark, table)}
     start = time.perf_counter()
     if variant == "e":
         spark.sql(handwritten_merge(members, batch))
-        if compacted_by_c:  # the same schedule and procedures as c's maintenance
-            compact(spark, table, {"target-file-size-bytes": MAINTENANCE["target_file_mib"] * 2**20})
+        if c_upkeep and c_upkeep["maintenance_commits"]:  # the same schedule and procedures as c's maintenance
+            compact(spark, table, {"target-file-size-bytes": MAINTENANCE["target_file_mib"] * 2**20},
+                    data=c_upkeep["maintenance_bytes"] > 0)  # c rewrote data files, not only delete files
         wall = model = time.perf_counter() - start
     else:
         wall, model = run_dbt(project, TARGETS[variant][0])
@@ -209,8 +212,7 @@ def series(spark, project: Path, members: int, keys: int, runs: int, change: flo
         order.insert(order.index("c") + 1, "e")
         by, found = {}, {}
         for variant in order:
-            compacted = variant == "e" and by["c"]["maintenance_commits"] > 0
-            by[variant] = run_variant(spark, project, members, variant, run, compacted)
+            by[variant] = run_variant(spark, project, members, variant, run, by["c"] if variant == "e" else None)
         for variant in SERIES:
             by[variant]["scan_seconds"], found[variant] = scan(spark, table_of(variant), members)
         same = all(found[v] == found["a"] for v in SERIES)
@@ -239,7 +241,7 @@ def sweep(spark, project: Path, members: int, keys: int, fractions: list[float],
                 compact(spark, f"{SCHEMA}.{table}")
             changed = append_batch(spark, members, keys, batch, fraction)
             order = list(MODES)[repeat % 3:] + list(MODES)[: repeat % 3]
-            by = {mode: run_variant(spark, project, members, mode, batch, False) for mode in order}
+            by = {mode: run_variant(spark, project, members, mode, batch, None) for mode in order}
             found = {mode: scan(spark, f"{SCHEMA}.{MODES[mode]}", members)[1] for mode in MODES}
             same = len({tuple(f) for f in found.values()}) == 1
             results += [{**by[mode], "fraction": fraction, "repeat": repeat, "keys": keys, "changed_keys": changed,
