@@ -97,6 +97,7 @@ def append_batch(spark, members: int, keys: int, batch: int, fraction: float) ->
 
 
 def create_inputs(spark, members: int) -> None:
+    spark.sql(f"create schema if not exists {SCHEMA}")  # before dbt's first run creates it
     for m in range(members):
         spark.sql(f"drop table if exists {source(m)} purge")
         columns = ", ".join(f"c{c} bigint" for c in range(COLUMNS))
