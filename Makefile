@@ -38,7 +38,7 @@ test: data
 lint: setup
 	$(ACTIVATE) sqlfluff lint models macros tests/singular
 
-# Benchmarks (about three hours on 2 cores at the default sizes and 3 repeats): figures, summaries and
+# Benchmarks (about five hours on 2 cores at the default sizes; small_updates alone about two): figures, summaries and
 # charts into bench/results/. docs/benchmarks.md names the exact command behind each recorded table.
 # One of them, with its own sizes: make bench BENCH=prekeyed BENCH_ARGS='--rows 2000000 --repeats 1'
 BENCH ?= sink_reuse changelog_distribution prekeyed plugin_overhead tpch_e2e explain small_updates
