@@ -71,7 +71,7 @@
         {{ return(whole) }}
     {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
-    {%- if run_query('select count(*) from ' ~ relation ~ '.delete_files').columns[0].values()[0] > 0 -%}
+    {%- if since[-1].delete_files > 0 -%}
         {#- Iceberg's changelog refuses a table with delete files (merge-on-read writes): the rows of the current
             snapshot that the consumed one lacks are the appended ones; both ways round, every changed row -#}
         {%- do log('lakeplan: `' ~ model.name ~ '` reads ' ~ relation ~ ' as the difference of its snapshots '
@@ -142,12 +142,15 @@
     {{ return(head[0][0] | int if head else none) }}
 {% endmacro %}
 
-{#- The snapshots of `relation`'s current lineage, oldest first: [{id, operation}]. -#}
+{#- The snapshots of `relation`'s current lineage, oldest first: [{id, operation, delete_files}], the last the current
+    one; `delete_files`: how many the table held at that snapshot. -#}
 {% macro lakeplan_lineage(relation) %}
     {%- set lineage = [] -%}
-    {%- for row in run_query('select h.snapshot_id, s.operation from ' ~ relation ~ '.history as h join ' ~ relation
-        ~ '.snapshots as s on h.snapshot_id = s.snapshot_id where h.is_current_ancestor order by h.made_current_at').rows -%}
-        {%- do lineage.append({'id': row[0] | int, 'operation': row[1]}) -%}
+    {%- for row in run_query('select h.snapshot_id, s.operation, '
+        ~ 'coalesce(s.summary[\'total-delete-files\'], \'0\') from ' ~ relation ~ '.history as h join '
+        ~ relation ~ '.snapshots as s on h.snapshot_id = s.snapshot_id '
+        ~ 'where h.is_current_ancestor order by h.made_current_at').rows -%}
+        {%- do lineage.append({'id': row[0] | int, 'operation': row[1], 'delete_files': row[2] | int}) -%}
     {%- endfor -%}
     {{ return(lineage) }}
 {% endmacro %}
