@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import get_args
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from dbt_lakeplan.node_plan import PLAN_VERSION
+from dbt_lakeplan.merge_rules import DEFAULT_RULE, RULES
+from dbt_lakeplan.node_plan import PLAN_VERSION, ModelPlan, SourcePlan
 from dbt_lakeplan.settings import PLACES, SCHEMAS, Maintenance
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,24 +28,11 @@ what a table holds: those, and only those, count in fingerprints (FLIP-411); the
 PLAN = f"""## The plan
 
 The planner hands each source and model one plan, in its config as `lakeplan_plan` (see it in
-`target/manifest.json`); the macros read lakeplan's settings only from there. Version {PLAN_VERSION}:
-
-- every model: `version`, `model`, `key` (`unique_key` as a list), `distribution: {{parallelism}}`,
-  `keyed: {{keys, key_groups}}` or null, `on_state_mismatch`, `accept_state` (listed in `lakeplan_accept_state`),
-  `forget_deletes` (listed in `lakeplan_forget_deletes`);
-- an `upsert` and a partial-update target add `full_rewrite_max_mib` and `change_mode: {{mode,
-  merge_on_read_max_share}}`;
-- a model with `maintenance` adds `maintenance: {{after_write, target_file_mib, small_files, deleted_share,
-  delete_files, expire_after_hours, keep_snapshots, orphans_after_hours, target_file_bytes, small_file_bytes}}`
-  (docs/maintenance.md);
-- an `upsert` adds `upsert: {{op_column, sequence_by, tombstone_retention_days}}`;
-- a partial-update target adds `partial_update: {{columns: [{{name, data_type}}], on_delete,
-  tombstone_retention_days, rules, order_independent, sequence_groups, grouped, types: {{families, casts}},
-  groups: [{{digest, digest_id, write_mode, static_partition, write_options, parallelism, members}}],
-  tombstone_sequence}}` (the `sequence_by` column its tombstones hold, or null);
-- a member adds `member_of: {{target, schema, identifier}}` (and is planned as an ephemeral input of its target);
-- every source: `version`, `owner`, `parallelism`, `changelog_mode`, `primary_key`, `op_column`, `sequence_by`,
-  `datagen`, `keyed`.
+`target/manifest.json`); the macros read lakeplan's settings only from there. The plan is typed and frozen
+(`plugins/dbt_lakeplan/node_plan.py`; these tables are generated from it), version {PLAN_VERSION}. A model's plan
+has the sections that apply to it: `change_mode` and `full_rewrite_max_mib` on an `upsert` or a partial-update
+target, `maintenance` where set, `upsert`, `partial_update` on a target, `member_of` on a member (planned as an
+ephemeral input of its target).
 """
 
 
@@ -88,11 +76,58 @@ def table(place: str) -> str:
         nested = [a for a in get_args(field.annotation) if isinstance(a, type) and issubclass(a, Maintenance)]
         if nested:
             text += f"\n### `{name}: {{...}}`\n\n" + "\n".join(rows(nested[0])) + "\n"
-    return text
+    return text + (merge_rules() if place == "column" else "")
+
+
+def merge_rules() -> str:
+    """The merge rules, from their declarations (plugins/dbt_lakeplan/merge_rules.py)."""
+    found = ["| `merge` | column types | this run's rows of a key | against the stored value | several writers |",
+             "| --- | --- | --- | --- | --- |"]
+    for name, rule in RULES.items():
+        label = f"`{name}`" + (" (default)" if name == DEFAULT_RULE else "")
+        writers = "free" if rule.order_independent else "need `sequence_by`"
+        found.append(f"| {label} | {rule.needs} | {rule.this_run} | {rule.against_stored} | {writers} |")
+    return "\n### Merge rules\n\n" + "\n".join(found) + "\n"
+
+
+def plan_type(annotation: Any) -> str:
+    """A plan field's type in a few words."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return f"`{annotation.__name__}`"
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return plan_type(args[0])
+    if origin is Union:
+        return " or ".join(plan_type(arg) for arg in args if arg is not type(None)) + ", or null"
+    if origin is Literal:
+        return "one of " + ", ".join(f"`{arg}`" for arg in args)
+    if origin is list:
+        return f"list of {plan_type(args[0])}"
+    if origin is dict:
+        return f"mapping to {plan_type(args[1])}"
+    return {str: "text", int: "whole number", float: "number", bool: "true / false"}.get(annotation, "any")
+
+
+def plan_tables() -> str:
+    """Each plan model, then the models its fields hold, in the order they are met."""
+    found, seen, queue = [PLAN], set(), [SourcePlan, ModelPlan]
+    while queue:
+        model = queue.pop(0)
+        if model in seen:
+            continue
+        seen.add(model)
+        lines = [f"### `{model.__name__}`", "", "| field | type | meaning |", "| --- | --- | --- |"]
+        for name, field in model.model_fields.items():
+            lines.append(f"| `{field.alias or name}` | {plan_type(field.annotation)} | {field.description or ''} |")
+            queue.extend(arg for arg in [field.annotation, *get_args(field.annotation),
+                                         *(a for arg in get_args(field.annotation) for a in get_args(arg))]
+                         if isinstance(arg, type) and issubclass(arg, BaseModel))
+        found.append("\n".join(lines) + "\n")
+    return "\n".join(found)
 
 
 def document() -> str:
-    return "\n".join([INTRO, *(table(place) for place in SCHEMAS), PLAN])
+    return "\n".join([INTRO, *(table(place) for place in SCHEMAS), plan_tables()])
 
 
 if __name__ == "__main__":

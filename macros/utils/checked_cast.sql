@@ -50,3 +50,10 @@
     {{ return((source, target) in [('tinyint', 'double'), ('smallint', 'double'), ('int', 'double'),
         ('float', 'double'), ('date', 'timestamp'), ('varchar', 'string'), ('char', 'string')]) }}
 {% endmacro %}
+
+{#- A type's family; `types` defaults to the running target's plan. -#}
+{% macro lakeplan_type_family(data_type, types=none) %}
+    {%- set types = types or lakeplan.lakeplan_plan().partial_update.types -%}
+    {%- set base = (data_type | lower | trim).split('(')[0].split('<')[0] | trim -%}
+    {{ return(types.families.get(base, 'complex')) }}
+{% endmacro %}

@@ -72,7 +72,8 @@ def _target_columns(node) -> dict[str, list]:
     columns = {}
     for name, data_type in _columns(node):
         rule = merge.get("rules", {}).get(name.lower(), DEFAULT_RULE)
-        settings = {"merge": rule if rule != DEFAULT_RULE else None, "sequence_group": groups.get(name.lower())}
+        settings = {"merge": rule if rule != DEFAULT_RULE else None, "sequence_group": groups.get(name.lower()),
+                    "delimiter": merge.get("delimiters", {}).get(name.lower())}
         columns[name] = [name, data_type, *([{k: v for k, v in settings.items() if v}] if any(settings.values()) else [])]
     return columns
 

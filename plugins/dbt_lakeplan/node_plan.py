@@ -1,7 +1,168 @@
-"""Where a node's plan lives: the config key the planner writes it under, and the version of its shape.
+"""A node's plan, as typed, frozen models: what the planner decided for a source or model at parse time, already
+checked. The planner builds them; the node's config carries their JSON under `PLAN_KEY`; the macros read fields
+of it (macros/utils/plan.sql) and never re-derive what is decided here. The plan section of docs/settings.md is
+generated from these models' fields.
+
+    settings (settings.py) --> planner.py --> SourcePlan / ModelPlan --> node.config["lakeplan_plan"] --> macros
 
 Apart from planner.py, so the modules that read plans (fingerprints, explain) import without dbt.
 """
 
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dbt_lakeplan.settings import Maintenance
+
 PLAN_KEY = "lakeplan_plan"
-PLAN_VERSION = 1
+PLAN_VERSION = 1  # raised when a field changes meaning or goes; new fields keep it
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+def described(meaning: str, default: Any = ...) -> Any:
+    return Field(default, description=meaning)
+
+
+class Keyed(Frozen):
+    keys: list[str] = described("the key the data is bucketed by")
+    key_groups: int = described("how many buckets (Flink's key groups)")
+
+
+class SourcePlan(Frozen):
+    version: int = described("the plan's shape", PLAN_VERSION)
+    owner: str = described("the source as errors name it")
+    parallelism: Optional[int] = described("`scan_parallelism`: the partitions of the source's stage")
+    changelog_mode: Literal["insert_only", "upsert", "all"] = described("which row kinds the source holds")
+    primary_key: list[str] = described("a changelog's key")
+    op_column: Optional[str] = described("the column holding each row's kind (+I, +U, -U, -D)")
+    sequence_by: Optional[str] = described("the column that orders a key's changes")
+    datagen: Optional[dict[str, Any]] = described("a generated source's `datagen` settings")
+    keyed: Optional[Keyed] = described("how the source's table is pre-keyed (`pre_keyed_by`, `key_groups`)")
+
+
+class Distribution(Frozen):
+    parallelism: Optional[int] = described("the model's `parallelism`: a hash-repartition on its key")
+
+
+class ChangeMode(Frozen):
+    mode: Literal["copy_on_write", "merge_on_read", "auto"] = described("how a MERGE lands (`change_mode`)")
+    merge_on_read_max_share: float = described("under `auto`: the largest share of the table read as merge-on-read")
+
+
+class MaintenancePlan(Maintenance):
+    target_file_bytes: int = described("`target_file_mib` in bytes")
+    small_file_bytes: int = described("a data file under this size is small")
+
+
+class UpsertPlan(Frozen):
+    op_column: str = described("the changelog's row-kind column")
+    sequence_by: Optional[str] = described("the column that orders a key's changes")
+    tombstone_retention_days: Optional[int] = described("how long a delete is remembered")
+
+
+class Column(Frozen):
+    name: str
+    data_type: str
+
+
+class Arithmetic(Frozen):
+    word: str = described("what an overflow error calls the result")
+    operator: str = described("how the error shows the stored and the new value combined")
+    result_type: str = described("the type the collapse yields (`{sum_type}`, `{type}` or a type name)")
+
+
+class MergeRuleSql(Frozen):
+    """A merge rule as the macros read it (plugins/dbt_lakeplan/merge_rules.py declares each)."""
+
+    collapse: str = described("SQL: this run's rows of a key -> one value")
+    combine: str = described("SQL: that value against the stored one")
+    collapse_single: Optional[str] = described("SQL: the collapse when a key has at most one value this run")
+    order_independent: bool = described("several writers need no `sequence_by`")
+    packable: bool = described("one row's value is the result: it may travel in its member's packed struct")
+    retracts: bool = described("-U/-D rows take their value back")
+    skips_null: bool = described("the combine applies where both sides hold a value")
+    null_overwrites: bool = described("a written NULL replaces the stored value")
+    arithmetic: Optional[Arithmetic] = described("an overflow stops the write")
+
+
+class SequenceGroup(Frozen):
+    sequence: str = described("the column whose value versions the group")
+    columns: list[str] = described("the columns it versions")
+
+
+class Types(Frozen):
+    families: dict[str, str] = described("Spark type name -> family (spark_types.py)")
+    casts: dict[str, list[str]] = described("family -> the families Spark's cast turns it into")
+
+
+class GroupMember(Frozen):
+    unique_id: str
+    name: str
+    sequence_by: Optional[str]
+    op_column: Optional[str]
+
+
+class WritePlan(Frozen):
+    """One write of a partial-update target: the members that share one statement and one commit."""
+
+    digest: str = described("the reuse digest its members share (digest.py)")
+    digest_id: str = described("a short id of the digest")
+    write_mode: Literal["merge", "overwrite"] = described("MERGE, or INSERT OVERWRITE")
+    static_partition: dict[str, Any] = described("the partition an overwrite replaces")
+    write_options: dict[str, Any] = described("the members' `write_options`")
+    parallelism: Optional[int] = described("the members' `parallelism`")
+    members: list[GroupMember] = described("in write order")
+
+
+class TargetPlan(Frozen):
+    columns: list[Column] = described("the declared columns, types lower case")
+    on_delete: str = described("`partial_update_on_delete`")
+    tombstone_retention_days: Optional[int] = described("how long a delete is remembered")
+    rules: dict[str, str] = described("non-key column -> its merge rule")
+    order_independent: list[str] = described("the rules several writers may share without `sequence_by`")
+    merge_rules: dict[str, MergeRuleSql] = described("each rule the target uses -> its SQL and properties")
+    delimiters: dict[str, str] = described("`listagg` column -> its delimiter")
+    sequence_groups: list[SequenceGroup] = described("`sequence_groups`, lower case")
+    grouped: dict[str, str] = described("a grouped column (and its sequence column) -> its sequence column")
+    types: Types = described("Spark's type families and casts, for the run-time checks of members' columns")
+    groups: list[WritePlan] = described("the target's writes in order (overwrites first)", [])
+    tombstone_sequence: Optional[str] = described("the `sequence_by` column its tombstones hold", None)
+
+
+class MemberOf(Frozen):
+    """Where `partial_update_target_relation()` finds a member's table (a ref would make a cycle)."""
+
+    target: str
+    schema_: str = Field(alias="schema")
+    identifier: str
+
+
+class ModelPlan(Frozen):
+    version: int = described("the plan's shape", PLAN_VERSION)
+    model: str = described("the model's name")
+    key: list[str] = described("`unique_key` as a list")
+    distribution: Distribution = described("how the model's rows are distributed")
+    keyed: Optional[Keyed] = described("the model's keyed layout (`keyed_by`, `key_groups`)")
+    on_state_mismatch: str = described("what a run does when the table's state no longer fits the logic")
+    accept_state: bool = described("listed in `lakeplan_accept_state`", False)
+    forget_deletes: bool = described("listed in `lakeplan_forget_deletes`", False)
+    full_rewrite_max_mib: Optional[int] = described("an `upsert` or target: up to this size a MERGE rewrites all", None)
+    change_mode: Optional[ChangeMode] = described("an `upsert` or target: how its MERGE lands", None)
+    maintenance: Optional[MaintenancePlan] = described("a model with `maintenance` (docs/maintenance.md)", None)
+    upsert: Optional[UpsertPlan] = described("an `upsert`", None)
+    partial_update: Optional[TargetPlan] = described("a partial-update target", None)
+    member_of: Optional[MemberOf] = described("a member: its target's table (it is planned as an ephemeral)", None)
+
+
+SECTIONS = ("full_rewrite_max_mib", "change_mode", "maintenance", "upsert", "partial_update", "member_of")
+
+
+def as_config(plan: SourcePlan | ModelPlan) -> dict[str, Any]:
+    """The plan's JSON for the node's config; a model's sections it does not have are left out."""
+    absent = {name for name in SECTIONS if name in type(plan).model_fields and getattr(plan, name) is None}
+    return plan.model_dump(mode="json", by_alias=True, exclude=absent)

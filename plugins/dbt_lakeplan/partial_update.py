@@ -13,6 +13,7 @@ from typing import Any
 from dbt_lakeplan.digest import Member
 from dbt_lakeplan.grouping import WriteGroup, ungrouped_reason
 from dbt_lakeplan.merge_rules import resolve_merge_rules
+from dbt_lakeplan.node_plan import GroupMember, TargetPlan, Types, WritePlan
 from dbt_lakeplan.settings import ColumnSettings, ModelSettings
 from dbt_lakeplan.spark_types import CASTS, FAMILIES, type_problem
 
@@ -71,7 +72,9 @@ def member(
     )  # fmt: skip
 
 
-def target_plan(node, settings: ModelSettings, column_settings: dict[str, ColumnSettings], problems: list[str]):
+def target_plan(
+    node, settings: ModelSettings, column_settings: dict[str, ColumnSettings], problems: list[str]
+) -> TargetPlan:
     """A target's plan without its groups: key, typed columns with rules, sequence groups, delete handling."""
     name = node.name
     if not settings.unique_key:
@@ -87,18 +90,18 @@ def target_plan(node, settings: ModelSettings, column_settings: dict[str, Column
     columns = [{"name": column_name, "data_type": column.data_type.lower()} for column_name, column in node.columns.items()
                if column.data_type and type_problem(column.data_type) is None]  # the planner names the others  # fmt: skip
     rules = [(c["name"], c["data_type"], _declared_rule(column_settings.get(c["name"]))) for c in columns]
-    merge, rule_problems = resolve_merge_rules(name, rules, settings.unique_key or [], settings.sequence_groups)
+    delimiters = {column: declared.listagg_delimiter for column, declared in column_settings.items()
+                  if declared is not None and declared.listagg_delimiter is not None}
+    merge, rule_problems = resolve_merge_rules(name, rules, settings.unique_key or [], settings.sequence_groups,
+                                               delimiters)
     problems.extend(rule_problems)
     grouped = {column: group["sequence"] for group in merge["sequence_groups"]
                for column in [group["sequence"], *group["columns"]]}  # fmt: skip
-    return {
-        "columns": columns,
-        "on_delete": settings.partial_update_on_delete,
-        "tombstone_retention_days": settings.tombstone_retention_days,
-        **merge,
-        "grouped": grouped,
-        "types": {"families": FAMILIES, "casts": CASTS},
-    }
+    return TargetPlan(
+        columns=columns, on_delete=settings.partial_update_on_delete,
+        tombstone_retention_days=settings.tombstone_retention_days, **merge, grouped=grouped,
+        types=Types(families=FAMILIES, casts=CASTS),
+    )
 
 
 def _declared_rule(settings: ColumnSettings | None) -> str | None:
@@ -148,20 +151,14 @@ def tombstone_sequence(target_name: str, on_delete: str, members: list[Member], 
     return sequences[0] if sequences else None
 
 
-def group_plan(group: WriteGroup) -> dict[str, Any]:
+def group_plan(group: WriteGroup) -> WritePlan:
     first = group.members[0]
-    return {
-        "digest": group.digest,
-        "digest_id": group.digest_id,
-        "write_mode": first.write_mode,
-        "static_partition": first.static_partition,
-        "write_options": first.write_options,
-        "parallelism": first.parallelism,
-        "members": [
-            {"unique_id": m.unique_id, "name": m.name, "sequence_by": m.sequence_by, "op_column": m.op_column}
-            for m in group.members
-        ],
-    }
+    return WritePlan(
+        digest=group.digest, digest_id=group.digest_id, write_mode=first.write_mode,
+        static_partition=first.static_partition, write_options=first.write_options, parallelism=first.parallelism,
+        members=[GroupMember(unique_id=m.unique_id, name=m.name, sequence_by=m.sequence_by, op_column=m.op_column)
+                 for m in group.members],
+    )
 
 
 def report(targets: dict[str, Any], groups: list[WriteGroup], members: list[Member], reuse_enabled: bool) -> dict:

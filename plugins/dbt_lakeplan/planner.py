@@ -24,7 +24,9 @@ from dbt_common.exceptions import CompilationError
 
 from dbt_lakeplan import partial_update
 from dbt_lakeplan.grouping import group_members
-from dbt_lakeplan.node_plan import PLAN_KEY, PLAN_VERSION
+from dbt_lakeplan.node_plan import (
+    PLAN_KEY, ChangeMode, Distribution, Keyed, MaintenancePlan, MemberOf, ModelPlan, SourcePlan, UpsertPlan, as_config,
+)
 from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, problems
 from dbt_lakeplan.spark_types import type_problem
 
@@ -60,7 +62,7 @@ def read_vars(raw_vars: dict[str, Any], found: list[str]) -> ProjectVars:
     return settings or ProjectVars()
 
 
-def source_plan(source, found: list[str]) -> dict[str, Any] | None:
+def source_plan(source, found: list[str]) -> SourcePlan | None:
     owner = f"source `{source.source_name}.{source.name}`"
     settings, source_problems = problems("source", owner, dict(source.meta or {}))
     found.extend(source_problems)
@@ -88,18 +90,18 @@ def source_plan(source, found: list[str]) -> dict[str, Any] | None:
     if keyed and s.datagen:
         found.append(f"{owner} is a datagen source and cannot be pre_keyed_by: it has no bucketed table. Fix: remove "
                      "`pre_keyed_by` and `key_groups` from its meta.")  # fmt: skip
-    return {
-        "version": PLAN_VERSION, "owner": owner, "parallelism": s.scan_parallelism, "changelog_mode": s.changelog_mode,
-        "primary_key": s.primary_key or [], "op_column": s.op_column, "sequence_by": s.sequence_by,
-        "datagen": s.datagen.model_dump(exclude_none=True) if s.datagen else None, "keyed": keyed,
-    }  # fmt: skip
+    return SourcePlan(
+        owner=owner, parallelism=s.scan_parallelism, changelog_mode=s.changelog_mode, primary_key=s.primary_key or [],
+        op_column=s.op_column, sequence_by=s.sequence_by, keyed=keyed,
+        datagen=s.datagen.model_dump(exclude_none=True) if s.datagen else None,
+    )  # fmt: skip
 
 
 def _lower(names: list[str] | None) -> list[str]:
     return [name.lower() for name in names or []]
 
 
-def _keyed(keys, key_groups, owner: str, keys_setting: str, found: list[str]) -> dict[str, Any] | None:
+def _keyed(keys, key_groups, owner: str, keys_setting: str, found: list[str]) -> Keyed | None:
     if keys is None and key_groups is None:
         return None
     if not keys or key_groups is None:
@@ -108,7 +110,7 @@ def _keyed(keys, key_groups, owner: str, keys_setting: str, found: list[str]) ->
             f"both. Fix: set both, e.g. `{keys_setting}: [customer_key]` and `key_groups: 8`, or neither."
         )
         return None
-    return {"keys": keys, "key_groups": key_groups}
+    return Keyed(keys=keys, key_groups=key_groups)
 
 
 def model_settings(node, found: list[str]) -> tuple[ModelSettings | None, dict[str, Any]]:
@@ -126,7 +128,7 @@ def model_settings(node, found: list[str]) -> tuple[ModelSettings | None, dict[s
     return settings, columns
 
 
-def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: list[str]) -> dict[str, Any]:
+def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: list[str]) -> ModelPlan:
     """The plan every model gets: its key, distribution and layout, and per role (upsert, target, member) the
     checks that need no database."""
     name, materialized, owner = node.name, node.config.materialized, f"model `{node.name}`"
@@ -146,17 +148,18 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
                f"as {materialized} it would do nothing. Fix: remove it, or materialize `{name}` as upsert.")
         )  # fmt: skip
     for column, column_settings in columns.items():
-        if column_settings is not None and "merge" in column_settings.model_fields_set and not is_target:
+        declared = sorted(column_settings.model_fields_set) if column_settings is not None and not is_target else []
+        if declared:
             found.append(
-                f"Column `{column}` of {owner} has merge rule {column_settings.merge!r}, which only a column of a "
-                "partial-update target follows. Fix: remove it, or declare it on the target's column."
+                f"Column `{column}` of {owner} sets {' and '.join(f'`{name}`' for name in declared)} in its meta, which "
+                "only a column of a partial-update target follows. Fix: remove it, or declare it on the target's column."
             )
     _check_data_types(node, "partial-update target" if is_target else "model", found)
     table = materialized in TABLES and not is_member
     keyed = _keyed(settings.keyed_by, settings.key_groups, owner, "keyed_by", found)
-    if keyed and (len(keyed["keys"]) != 1 or not table or node.config.get("file_format") != "iceberg"):
+    if keyed and (len(keyed.keys) != 1 or not table or node.config.get("file_format") != "iceberg"):
         found.append(
-            f"{owner} sets keyed_by {keyed['keys']}, materialized as {'a member' if is_member else materialized}, file_format "
+            f"{owner} sets keyed_by {keyed.keys}, materialized as {'a member' if is_member else materialized}, file_format "
             f"{node.config.get('file_format')!r}; lakeplan keys an Iceberg table, incremental or upsert by exactly one "
             "column (Iceberg buckets one column per transform). Fix: key the model by one column (e.g. a surrogate "
             "key), materialized as a table, incremental or upsert with `file_format: iceberg`."
@@ -172,26 +175,23 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
         found.append(f"{owner} sets `static_partition` with write_mode: merge; only an overwrite replaces a partition. "
                      "Fix: set `write_mode: overwrite`, or remove static_partition.")  # fmt: skip
     for key in node.meta or {}:
-        if key in settings.model_fields:
+        if key in type(settings).model_fields:
             found.append(f"{owner} sets `{key}` under `meta:`, where lakeplan does not read it: it would do nothing. "
                          f"Fix: move it to the model's config (`config: {{{key}: ...}}`).")  # fmt: skip
-    plan: dict[str, Any] = {
-        "version": PLAN_VERSION, "model": name, "key": settings.unique_key or [],
-        "distribution": {"parallelism": settings.parallelism}, "keyed": keyed,
-        "on_state_mismatch": settings.on_state_mismatch,
-    }  # fmt: skip
+    sections: dict[str, Any] = {}
     if materialized in MERGED:
-        plan["full_rewrite_max_mib"] = settings.full_rewrite_max_mib
-        plan["change_mode"] = {"mode": settings.change_mode, "merge_on_read_max_share": settings.merge_on_read_max_share}
+        sections["full_rewrite_max_mib"] = settings.full_rewrite_max_mib
+        sections["change_mode"] = ChangeMode(mode=settings.change_mode,
+                                             merge_on_read_max_share=settings.merge_on_read_max_share)
         _check_change_mode(node, settings, found)
         if node.config.get("file_format") != "iceberg":
             found.append(f"Model `{name}` is materialized as `{materialized}` with file_format "
                          f"{node.config.get('file_format')!r}; its writes are MERGEs, which need row-level updates. Fix: "
                          "set `file_format: iceberg`.")  # fmt: skip
     if settings.maintenance is not None:
-        plan["maintenance"] = _maintenance(node, settings, is_member, found)
+        sections["maintenance"] = _maintenance(node, settings, is_member, found)
     if materialized == "upsert":
-        plan["upsert"] = _upsert(node, settings, found)
+        sections["upsert"] = _upsert(node, settings, found)
     if materialized == "upsert" and node.config.get("on_schema_change") not in ON_SCHEMA_CHANGE:
         found.append(f"{owner} sets on_schema_change: {node.config.get('on_schema_change')!r}, which an `upsert` does "
                      f"not know. Fix: set one of {', '.join(ON_SCHEMA_CHANGE)}.")  # fmt: skip
@@ -203,8 +203,11 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
             "is an error). Fix: remove on_schema_change from it, or set it to ignore where a project-wide default "
             "reaches it.")), node=node)  # fmt: skip
     if is_target:
-        plan["partial_update"] = partial_update.target_plan(node, settings, columns, found)
-    return plan
+        sections["partial_update"] = partial_update.target_plan(node, settings, columns, found)
+    return ModelPlan(
+        model=name, key=settings.unique_key or [], distribution=Distribution(parallelism=settings.parallelism),
+        keyed=keyed, on_state_mismatch=settings.on_state_mismatch, **sections,
+    )  # fmt: skip
 
 
 ROW_LEVEL_MODES = ("write.merge.mode", "write.update.mode", "write.delete.mode")  # Iceberg's; change_mode sets them
@@ -236,7 +239,7 @@ def _check_data_types(node, kind: str, found: list[str]) -> None:
             )
 
 
-def _maintenance(node, settings: ModelSettings, is_member: bool, found: list[str]) -> dict[str, Any]:
+def _maintenance(node, settings: ModelSettings, is_member: bool, found: list[str]) -> MaintenancePlan:
     """What the maintenance macros read (macros/maintenance/): the settings, with the sizes in bytes. Refused where
     no Iceberg table is written into run after run, and on an incremental model no post-hook would run it on."""
     maintenance, materialized = settings.maintenance, node.config.materialized
@@ -260,18 +263,16 @@ def _maintenance(node, settings: ModelSettings, is_member: bool, found: list[str
             "`after_write: false` and schedule `dbt run-operation lakeplan_maintain`."
         )
     target_bytes = maintenance.target_file_mib * 2**20
-    return {**maintenance.model_dump(), "target_file_bytes": target_bytes,
-            "small_file_bytes": int(target_bytes * SMALL_FILE_SHARE)}  # fmt: skip
+    return MaintenancePlan(**maintenance.model_dump(), target_file_bytes=target_bytes,
+                           small_file_bytes=int(target_bytes * SMALL_FILE_SHARE))
 
 
-def _upsert(node, settings: ModelSettings, found: list[str]) -> dict[str, Any]:
+def _upsert(node, settings: ModelSettings, found: list[str]) -> UpsertPlan:
     if not settings.unique_key:
         found.append(f"Model `{node.name}` is materialized as `upsert` but has no `unique_key`; the key decides which row "
                      "a change replaces. Fix: add `unique_key` (the changelog's primary key) to its config.")  # fmt: skip
-    return {
-        "op_column": settings.op_column or "_op", "sequence_by": settings.sequence_by,
-        "tombstone_retention_days": settings.tombstone_retention_days,
-    }  # fmt: skip
+    return UpsertPlan(op_column=settings.op_column or "_op", sequence_by=settings.sequence_by,
+                      tombstone_retention_days=settings.tombstone_retention_days)
 
 
 def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[str, Any]]:
@@ -293,21 +294,21 @@ def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[
     _check_incremental_reads(models, settings, found)
     raise_problems(found)
 
-    for uid, plan in source_plans.items():
-        manifest.sources[uid].config[PLAN_KEY] = plan
-    for uid, plan in plans.items():
-        manifest.nodes[uid].config[PLAN_KEY] = plan
     for one in members:
         node, target = manifest.nodes[one.unique_id], manifest.nodes[one.target]
         node.config.materialized = "ephemeral"
-        # where `partial_update_target_relation()` finds the table (a ref would make a cycle)
-        node.config[PLAN_KEY]["member_of"] = {"target": target.name, "schema": target.schema, "identifier": target.alias}
+        plans[one.unique_id] = plans[one.unique_id].model_copy(
+            update={"member_of": MemberOf(target=target.name, schema=target.schema, identifier=target.alias)})
         if one.unique_id not in target.depends_on.nodes:
             target.depends_on.nodes.append(one.unique_id)
+    for uid, plan in source_plans.items():
+        manifest.sources[uid].config[PLAN_KEY] = as_config(plan)
+    for uid, plan in plans.items():
+        manifest.nodes[uid].config[PLAN_KEY] = as_config(plan)
     report_targets = {
         uid: {"relation": manifest.nodes[uid].relation_name,
-              **{key: plan["partial_update"][key] for key in ("groups", "rules", "sequence_groups")}}
-        for uid, plan in plans.items() if "partial_update" in plan
+              **plan.partial_update.model_dump(mode="json", include={"groups", "rules", "sequence_groups"})}
+        for uid, plan in plans.items() if plan.partial_update is not None
     }  # fmt: skip
     return project, partial_update.report(report_targets, groups, members, project.reuse_sink_enabled)
 
@@ -336,7 +337,7 @@ def _check_incremental_reads(models: list, settings: dict[str, ModelSettings], f
                              f"or read it with ref(...) alone.")  # fmt: skip
 
 
-def _listed_models(var: str, key: str, names: list[str], models: list, plans: dict[str, dict], found: list[str],
+def _listed_models(var: str, key: str, names: list[str], models: list, plans: dict[str, ModelPlan], found: list[str],
                    meant: str) -> None:
     """A var that names models (`--vars '{<var>: [model]}'`): each model's plan says, under `key`, whether it is
     one of them; a name no model has is a problem."""
@@ -345,10 +346,10 @@ def _listed_models(var: str, key: str, names: list[str], models: list, plans: di
                      f"`--vars '{{{var}: [my_model]}}'`.")  # fmt: skip
     for node in models:
         if node.unique_id in plans:
-            plans[node.unique_id][key] = node.name in names
+            plans[node.unique_id] = plans[node.unique_id].model_copy(update={key: node.name in names})
 
 
-def _partial_updates(models: list, settings: dict[str, ModelSettings], plans: dict[str, dict], reuse_enabled: bool,
+def _partial_updates(models: list, settings: dict[str, ModelSettings], plans: dict[str, ModelPlan], reuse_enabled: bool,
                      found: list[str]) -> tuple[list, list]:  # fmt: skip
     """Every member checked against its target, grouped into writes; each target's plan gets its groups."""
     planned = [node for node in models if node.unique_id in plans]
@@ -366,8 +367,11 @@ def _partial_updates(models: list, settings: dict[str, ModelSettings], plans: di
             found.append(f"Partial-update target `{name}` has no members, so it would be created empty. Fix: set "
                          f"`partial_update_target: '{name}'` on the models that write its columns.")  # fmt: skip
         partial_update.check_groups(name, own, found)
-        target_plan = plans[target.unique_id]["partial_update"]
-        target_plan["groups"] = [partial_update.group_plan(group) for group in own]
-        target_plan["tombstone_sequence"] = partial_update.tombstone_sequence(
-            name, target_settings.partial_update_on_delete, [one for group in own for one in group.members], found)
+        plan = plans[target.unique_id]
+        writes = plan.partial_update.model_copy(update={
+            "groups": [partial_update.group_plan(group) for group in own],
+            "tombstone_sequence": partial_update.tombstone_sequence(
+                name, target_settings.partial_update_on_delete, [one for group in own for one in group.members], found),
+        })
+        plans[target.unique_id] = plan.model_copy(update={"partial_update": writes})
     return members, groups

@@ -17,7 +17,7 @@ from pydantic import (
     AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, ValidationError, model_validator,
 )
 
-from dbt_lakeplan.merge_rules import DEFAULT_RULE, RULES
+from dbt_lakeplan.merge_rules import DEFAULT_DELIMITER, DEFAULT_RULE, RULES
 
 PLACES = {
     "source": "source table `meta:`",
@@ -207,8 +207,11 @@ class ModelSettings(Settings):
 
 class ColumnSettings(Settings):
     merge: Literal[tuple(RULES)] = setting(  # type: ignore[valid-type]
-        DEFAULT_RULE, "how this run's values of a key and the stored value combine (Paimon's aggregate functions)",
-        True, "sum")
+        DEFAULT_RULE, "how this run's values of a key and the stored value combine (Paimon's aggregate functions; "
+        "the rules are listed below)", True, "sum")
+    listagg_delimiter: Optional[str] = setting(
+        None, f"on a `listagg` column: the text between joined values (Paimon's list-agg-delimiter); unset: "
+        f"`{DEFAULT_DELIMITER}`", True, "; ")
 
 
 class ProjectVars(Settings):

@@ -157,3 +157,85 @@ def test_retractions_take_back_their_value_from_a_sum(make_project, spark, on_de
     assert rows(spark, table) == [(1, 10, "a"), (2, 3, "b"), (3, 3, "c")]
     project.run("run", "--vars", f"{{step: 2, on_delete: {on_delete}}}")
     assert rows(spark, table) == RETRACTED[on_delete]
+
+
+# The rules Paimon has beyond the first nine, each one declaration in merge_rules.py.
+PAIMON_RULES_COLUMNS = {
+    "id": "bigint", "prod": "int", "n": "bigint", "lv": "string", "fv": "string", "names": "string",
+    "attrs": "map<string,int>",
+}  # fmt: skip
+PAIMON_RULES = {
+    "prod": "product", "n": "count", "lv": "last_value", "fv": "first_value",
+    "names": "listagg, listagg_delimiter: '|'", "attrs": "merge_map",
+}  # fmt: skip
+
+
+def ordered_row(values):
+    return {"id": values[0], "seq": values[1], "prod": values[2], "n": values[3], "lv": values[4], "fv": values[5],
+            "names": values[6], "attrs": values[7]}  # fmt: skip
+
+
+PAIMON_RULES_PROJECT = {
+    "models/paimon_rules.sql": "{{ partial_update_target() }}",
+    "models/paimon_rules.yml": target_yml("paimon_rules", PAIMON_RULES_COLUMNS, rules=PAIMON_RULES),
+    # Order-dependent rules: one member, ordered by `seq`, several rows per key.
+    "models/ordered_writer.sql": member("paimon_rules", by_step(
+        select([ordered_row([1, 1, 2, 5, "null", "null", "'x'", "map('a', 1)"]),
+                ordered_row([1, 2, 3, "null", "'a'", "'b'", "'y'", "map('a', 2, 'b', 1)"]),
+                ordered_row([4, 1, "null", "null", "'keep'", "'first'", "null", "null"])]),
+        select([ordered_row([1, 3, "{{ var('prod', 2) }}", 1, "null", "'d'", "'z'", "map('b', 5, 'c', 3)"]),
+                ordered_row([2, 1, "null", 4, "'e'", "'f'", "'w'", "map('x', 1)"])]),
+    ), sequence_by="seq"),  # fmt: skip
+    # Order-free rules: a second member writes the same columns without `sequence_by`.
+    "models/free_writer.sql": member("paimon_rules", by_step(
+        select([{"id": 1, "prod": 5, "n": 7}, {"id": 2, "prod": 4, "n": "null"}]),
+        select([{"id": 1, "prod": "{{ var('free_prod', 'null') }}", "n": "null"}, {"id": 3, "prod": 7, "n": 9},
+                {"id": 4, "prod": 2, "n": "null"}]),
+    )),  # fmt: skip
+}
+# run 1: product 2 * 3 * 5; count of non-NULL values 2; last_value 'a' (seq 2); first_value NULL (seq 1 wrote NULL);
+# listagg in seq order; merge_map: the later entry of `a` wins.
+PAIMON_RULES_AFTER_FIRST_RUN = [
+    (1, 30, 2, "a", None, "x|y", {"a": 2, "b": 1}),
+    (2, 4, None, None, None, None, None),
+    (4, None, None, "keep", "first", None, None),
+]
+# run 2: the ordered writer's NULL overwrites `lv` of key 1; key 4, which it does not send, keeps 'keep'; a stored
+# NULL of first_value is filled (a written NULL cannot be told from none in the stored row).
+PAIMON_RULES_AFTER_SECOND_RUN = [
+    (1, 60, 3, None, "d", "x|y|z", {"a": 2, "b": 5, "c": 3}),
+    (2, 4, 1, "e", "f", "w", {"x": 1}),
+    (3, 7, 1, None, None, None, None),
+    (4, 2, None, "keep", "first", None, None),
+]
+
+
+def test_paimons_other_rules_against_the_stored_value_in_one_merge_and_without_reuse(make_project, spark):
+    project = make_project("paimon_rules", PAIMON_RULES_PROJECT)
+    table = "lakeplan_paimon_rules.paimon_rules"
+
+    def run(*extra):
+        before = snapshots(spark, table) if spark.catalog.tableExists(table) else 0
+        project.run("run", *extra)
+        return snapshots(spark, table) - before
+
+    assert run("--vars", "{step: 1}") == 1
+    assert rows(spark, table) == PAIMON_RULES_AFTER_FIRST_RUN
+    before, stored = snapshots(spark, table), rows(spark, table)
+    # a product that leaves int stops the write, naming the key: within the run, and against the stored 30
+    for extra, sentence in [
+        ("prod: 65536, free_prod: 65536", "(merge rule product): the product of this run's values for key {\"id\":1}"),
+        ("prod: 2147483647", "(merge rule product) would become 30 * 2147483647 for key {\"id\":1}"),
+    ]:
+        log = project.fail("run", "--vars", f"{{step: 2, {extra}}}")
+        assert f"lakeplan: `paimon_rules`.`prod` {sentence}" in log
+        assert "which int cannot hold; this write stopped and committed nothing." in log
+        assert (snapshots(spark, table), rows(spark, table)) == (before, stored)
+    assert run("--vars", "{step: 2}") == 1  # two members, one unioned MERGE
+    assert rows(spark, table) == PAIMON_RULES_AFTER_SECOND_RUN
+
+    # reuse_sink_enabled: false, one MERGE per member: the same contents.
+    project.run("run", "--full-refresh", "--vars", "{step: 1, reuse_sink_enabled: false}")
+    assert rows(spark, table) == PAIMON_RULES_AFTER_FIRST_RUN
+    assert run("--vars", "{step: 2, reuse_sink_enabled: false}") == 2
+    assert rows(spark, table) == PAIMON_RULES_AFTER_SECOND_RUN

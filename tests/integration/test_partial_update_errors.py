@@ -60,6 +60,14 @@ PARSE_CASES.update({
     "rule_on_key": (rules_target({"id": "max"}), ["Column `id` of partial-update target `wide` is part of its unique_key and has merge rule 'max'"]),
     "two_groups": (rules_target(sequence_groups={"v": ["a"], "w": ["a", "b"]}), ["Column `a` of `wide` is in two sequence groups (v and w)"]),
     "unknown_sequence": (rules_target(sequence_groups={"version": ["a"]}), ["sequence_groups of `wide` names the sequence column `version`, which is not a column of the target"]),
+    "product_on_string": (rules_target({"b": "product"}), ["Merge rule 'product' on column `b` of partial-update target `wide` needs an integer or floating-point type, but the column is string"]),
+    "listagg_on_int": (rules_target({"a": "listagg"}), ["Merge rule 'listagg' on column `a` of partial-update target `wide` needs a string type, but the column is int"]),
+    "merge_map_on_int": (rules_target({"a": "merge_map"}), ["Merge rule 'merge_map' on column `a` of partial-update target `wide` needs a map type"]),
+    "delimiter_without_listagg": (rules_target({"b": "last_value, listagg_delimiter: '|'"}), ["Column `b` of `wide` sets listagg_delimiter, but its merge rule is 'last_value'; only `listagg` joins values. Fix: remove listagg_delimiter, or set `merge: listagg`."]),
+    "rule_off_target": ({
+        "models/plain.sql": "select 1 as id, 'x' as names",
+        "models/plain.yml": target_yml("plain", {"id": "bigint", "names": "string"}, rules={"names": "listagg, listagg_delimiter: '|'"}),
+    }, ["Column `names` of model `plain` sets `listagg_delimiter` and `merge` in its meta, which only a column of a partial-update target follows. Fix: remove it, or declare it on the target's column."]),
 })  # fmt: skip
 
 

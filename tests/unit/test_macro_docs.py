@@ -83,3 +83,4 @@ def test_every_macro_the_docs_tell_users_to_call_is_documented():
     assert {"new_rows", "changed_keys", "partial_update_target", "lakeplan_maintain", "scan_source"} <= public
     undocumented = sorted(name for name in public if name not in documented(folder_of[name]))
     assert not undocumented, f"public macros without an entry in their folder's .yml: {undocumented}"
+

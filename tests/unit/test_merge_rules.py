@@ -1,8 +1,10 @@
 """Merge rules and sequence groups of a partial-update target, as a pure function over its declared columns."""
 
+import re
+
 import pytest
 
-from dbt_lakeplan.merge_rules import resolve_merge_rules
+from dbt_lakeplan.merge_rules import RULES, resolve_merge_rules
 
 COLUMNS = {
     "k": "bigint", "a": "int", "b": "string", "g_1": "bigint", "c": "decimal(10,2)", "d": "date",
@@ -25,7 +27,7 @@ def test_default_rule_is_last_non_null_and_keys_have_none():
     resolved = resolve()
     assert resolved["rules"] == {name: "last_non_null" for name in COLUMNS if name != "k"}
     assert resolved["sequence_groups"] == []
-    assert resolved["order_independent"] == ["append_distinct", "bool_and", "bool_or", "max", "min", "sum"]
+    assert resolved["order_independent"] == ["append_distinct", "bool_and", "bool_or", "count", "max", "min", "product", "sum"]
 
 
 def test_each_rule_on_a_column_it_fits():
@@ -63,3 +65,56 @@ def test_misconfigurations_name_the_column_and_the_fix(rules, groups, message):
 def test_every_problem_of_a_target_is_reported_at_once():
     found = problems({"b": "sum", "k": "max"}, {"g_1": ["nope"], "tags": ["a"]})
     assert len(found) == 4
+
+
+@pytest.mark.parametrize(
+    "rule, fits, misfits",
+    [
+        ("product", ["int", "bigint", "double"], ["decimal(10,2)", "string", "array<int>"]),
+        ("count", ["int", "bigint", "tinyint"], ["double", "decimal(10,2)", "string"]),
+        ("last_value", ["string", "map<string,int>", "array<int>"], []),
+        ("first_value", ["date", "struct<a:int>"], []),
+        ("listagg", ["string", "varchar(10)"], ["int", "array<string>"]),
+        ("merge_map", ["map<string,int>"], ["string", "array<string>"]),
+    ],
+)
+def test_the_rules_paimon_has_check_their_column_type_at_parse_time(rule, fits, misfits):
+    for data_type in fits:
+        assert resolve_merge_rules("wide", [("k", "bigint", None), ("c", data_type, rule)], ["k"], None)[1] == []
+    for data_type in misfits:
+        [problem] = resolve_merge_rules("wide", [("k", "bigint", None), ("c", data_type, rule)], ["k"], None)[1]
+        assert f"Merge rule {rule!r} on column `c` of partial-update target `wide` needs " in problem
+        assert f"but the column is {data_type}. Fix: change the rule, or the column's data_type." in problem
+
+
+def test_a_listagg_column_gets_its_delimiter_and_only_a_listagg_column_may_set_one():
+    columns = [("k", "bigint", None), ("names", "string", "listagg"), ("tags", "string", None), ("n", "int", "count")]
+    resolved, found = resolve_merge_rules("wide", columns, ["k"], None, {"NAMES": "|"})
+    assert found == [] and resolved["delimiters"] == {"names": "|"}
+    assert resolve_merge_rules("wide", columns, ["k"], None)[0]["delimiters"] == {"names": ","}
+    [problem] = resolve_merge_rules("wide", columns, ["k"], None, {"tags": "|"})[1]
+    assert problem == ("Column `tags` of `wide` sets listagg_delimiter, but its merge rule is 'last_non_null'; only "
+                       "`listagg` joins values. Fix: remove listagg_delimiter, or set `merge: listagg`.")
+
+
+def test_the_plan_hands_over_the_declaration_of_each_rule_the_target_uses():
+    columns = [("k", "bigint", None), ("a", "int", "sum"), ("b", "string", None)]
+    declared = resolve_merge_rules("wide", columns, ["k"], None)[0]["merge_rules"]
+    assert sorted(declared) == ["last_non_null", "sum"]
+    assert declared["sum"]["retracts"] and declared["sum"]["arithmetic"]["operator"] == "+"
+
+
+PLACEHOLDERS = {
+    "collapse": {"value", "live", "signed", "sign", "order", "written_order", "in_order", "any", "single", "type",
+                 "delimiter"},
+    "combine": {"stored", "change", "type", "written", "delimiter"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_each_rules_sql_uses_only_the_placeholders_the_macros_fill(name):
+    rule = RULES[name]
+    for part, template in [("collapse", rule.collapse), ("collapse", rule.collapse_single or ""), ("combine", rule.combine)]:
+        assert set(re.findall(r"\{(\w+)\}", template)) <= PLACEHOLDERS[part], (part, template)
+    assert not rule.null_overwrites or "{written}" in rule.combine
+    assert not rule.arithmetic or rule.skips_null  # the overflow check wraps a combine of two values

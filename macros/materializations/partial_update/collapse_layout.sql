@@ -15,7 +15,6 @@
     {packs: [{member, name, type, columns, aggregate}], packed: {column: field}, shuffled: bool,
     reasons: {column: why it collapses column by column}}. -#}
 {% macro lakeplan_partial_update_layout(plan, spec) %}
-    {%- set as_is = ['last_non_null', 'first_non_null', 'max', 'min', 'sum', 'bool_or', 'bool_and'] -%}
     {%- set key_names = spec.unique_key | map('lower') | list -%}
     {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
     {%- set writes = [] -%}
@@ -34,10 +33,10 @@
         {%- set written = member.written | map('lower') | list -%}
         {%- for column in spec.columns if column.name | lower in written and column.name | lower not in key_names -%}
             {%- set lowered = column.name | lower -%}
-            {%- set rule = spec.rules.get(lowered, 'last_non_null') -%}
+            {%- set rule = spec.rules[lowered] -%}
             {%- set reason = 'several writers' if writes.count(lowered) > 1 else unpackable if unpackable
                 else 'a sequence group' if lowered in spec.grouped
-                else 'merge rule ' ~ rule if rule not in as_is else '' -%}
+                else 'merge rule ' ~ rule if not spec.merge_rules[rule].packable else '' -%}
             {%- if reason -%}
                 {%- do reasons.update({lowered: reason}) -%}
             {%- else -%}
@@ -67,7 +66,7 @@
 {% macro lakeplan_partial_update_ordered_columns(member, spec) %}
     {%- set ordered = [] -%}
     {%- for column in member.written | map('lower') if column not in spec.unique_key | map('lower') | list
-        and (column in spec.grouped or spec.rules.get(column, 'last_non_null') not in spec.order_independent) -%}
+        and (column in spec.grouped or spec.rules[column] not in spec.order_independent) -%}
         {%- do ordered.append(column) -%}
     {%- endfor -%}
     {{ return(ordered) }}

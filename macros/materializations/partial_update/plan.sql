@@ -252,11 +252,6 @@
     {{ return('the write_options of ' ~ names | join(', ')) }}
 {% endmacro %}
 
-{#- A member's op and sequence columns (lower case): they order and classify rows, they are not written. -#}
-{% macro lakeplan_member_control_columns(member) %}
-    {{ return([member.op_column, member.sequence_by] | select | map('lower') | list) }}
-{% endmacro %}
-
 {#- Under `remove_record`, this run's deletes of sequenced changelog members are recorded as tombstones before any
     group writes (macros/tombstones/); the relation of the side table, or none. `record=false` only counts them.
     Those members share one sequence (the planner refuses two), each delete keeps its member's own value of it: the

@@ -61,6 +61,15 @@
         ~ '` the value', lakeplan.lakeplan_partial_update_fix(member))) }}
 {% endmacro %}
 
+{#- SQL: whether a union row comes from a member of the group that writes `column`. -#}
+{% macro lakeplan_partial_update_written_by(plan, column) %}
+    {%- set positions = [] -%}
+    {%- for member in plan.members if column.name | lower in member.written | map('lower') | list -%}
+        {%- do positions.append(plan.members.index(member) + 1) -%}
+    {%- endfor -%}
+    {{ return('lakeplan_order.member in (' ~ positions | join(', ') ~ ')' if positions else 'false') }}
+{% endmacro %}
+
 {#- The start and the fix of a checked cast's message for a member's value. -#}
 {% macro lakeplan_partial_update_sends(member, spec) %}
     {{ return('member `' ~ member.config.name ~ '` of `' ~ spec.model ~ '` sends') }}
@@ -73,15 +82,17 @@
 
 {#- One row per key: each column's value by its merge rule, each sequence group's accepted row, plus
     `lakeplan_deleted` / `lakeplan_alive` (remove_record: the key was deleted in this run / re-inserted after
-    its last delete). Retractions (-U/-D) stay in the rows only where a `sum` takes them back. `layout`: the
+    its last delete). Retractions (-U/-D) stay in the rows only where a rule takes them back (`sum`, `count`). `layout`: the
     group's lakeplan_partial_update_layout. -#}
 {% macro lakeplan_partial_update_collapse_sql(plan, spec, layout) %}
     {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
     {%- set key_names = spec.unique_key | map('lower') | list -%}
     {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
-    {%- set sums = [] -%}
-    {%- for column in plan.written if spec.rules.get(column) == 'sum' -%}{%- do sums.append(column) -%}{%- endfor -%}
-    {%- set retracts = plan.changelog and sums -%}
+    {%- set retracting = [] -%}
+    {%- for column in plan.written if column in spec.rules and spec.merge_rules[spec.rules[column]].retracts -%}
+        {%- do retracting.append(column) -%}
+    {%- endfor -%}
+    {%- set retracts = plan.changelog and retracting -%}
     {%- set dropped_ops = [] if retracts else ['-U'] + ([] if removes else ['-D']) -%}
     {%- set after_delete = '(lakeplan_last_delete is null or lakeplan_order > lakeplan_last_delete)'
         if removes else 'true' -%}
@@ -117,10 +128,19 @@
         {%- if column.name | lower in layout.packed -%}
             {%- do outputs.append(layout.packed[column.name | lower] ~ ' as ' ~ name) -%}
         {%- else -%}
-            {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
+            {%- set rule = spec.merge_rules[spec.rules[column.name | lower]] -%}
             {%- set ordered = removes or column.name | lower in sequenced -%}
+            {%- set written_by = lakeplan.lakeplan_partial_update_written_by(plan, column)
+                if rule.null_overwrites or '{written_order}' in rule.collapse else 'false' -%}
             {%- set value = lakeplan.lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog,
-                lakeplan.lakeplan_merge_rule_overflow(spec, column, '')) -%}
+                written_by, spec.delimiters.get(column.name | lower), lakeplan.lakeplan_merge_rule_overflow(spec, column, '')) -%}
+            {%- if rule.null_overwrites -%}
+                {#- a written NULL overwrites, so the MERGE must know whether this run wrote the column -#}
+                {%- set written = lakeplan.lakeplan_quote('lakeplan_written_' ~ column.name) -%}
+                {%- do aggregates.append('count_if(' ~ written_by ~ (' and lakeplan_live' if plan.changelog else '')
+                    ~ ') > 0 as ' ~ written) -%}
+                {%- do outputs.append(written) -%}
+            {%- endif -%}
             {#- a comment where the reason changes, for the columns that follow it -#}
             {%- set reason = layout.reasons.get(column.name | lower, 'no member of the group writes it') -%}
             {%- set note = '' if by_column_reasons and by_column_reasons[-1] == reason else
@@ -181,7 +201,7 @@
 {% endmacro %}
 
 {#- Changelog rows that no column of the group needs: -U (the +U carries the new values), and -D unless it
-    removes records. `sum` takes both back, so they stay when the group writes one. -#}
+    removes records. A retracting rule (`sum`, `count`) takes both back, so they stay when the group writes one. -#}
 {% macro lakeplan_partial_update_dropped_ops(ops) %}
     {%- if ops -%}
         {{ return("and (lakeplan_op is null or lakeplan_op not in ('" ~ ops | join("', '") ~ "'))") }}
@@ -234,58 +254,4 @@
             ~ ', ' ~ key ~ ', ' ~ lakeplan.lakeplan_string_literal(after) ~ '))') -%}
     {%- endfor -%}
     {{ return('case ' ~ cases | join(' ') ~ ' else true end') }}
-{% endmacro %}
-
-{#- The MERGE of one group: only the group's columns change, each by its merge rule or sequence group;
-    remove_record deletes. -#}
-{% macro lakeplan_partial_update_merge_sql(target, source, plan, spec) %}
-    {%- set matches = lakeplan.lakeplan_key_matches('lakeplan_table', 'lakeplan_change', spec.unique_key) -%}
-    {%- set keys = spec.unique_key | map('lower') | list -%}
-    {%- set keep, replace, names, values = [], [], [], [] -%}
-    {%- for column in spec.columns -%}
-        {%- set name = lakeplan.lakeplan_quote(column.name) -%}
-        {%- set change, stored = 'lakeplan_change.' ~ name, 'lakeplan_table.' ~ name -%}
-        {%- set sequence = spec.grouped.get(column.name | lower) -%}
-        {%- do names.append(name) -%}
-        {%- do values.append(change) -%}
-        {%- do replace.append(name ~ ' = ' ~ change) -%}
-        {%- if sequence in plan.written -%}
-            {%- do keep.append(name ~ ' = case when ' ~ lakeplan.lakeplan_sequence_group_accepts(sequence) ~ ' then ' ~ change
-                ~ ' else ' ~ stored ~ ' end') -%}
-        {%- elif column.name | lower in plan.written and column.name | lower not in keys -%}
-            {%- set rule = spec.rules.get(column.name | lower, 'last_non_null') -%}
-            {%- do keep.append(name ~ ' = ' ~ lakeplan.lakeplan_merge_rule_combine(
-                rule, stored, change, column.data_type,
-                lakeplan.lakeplan_merge_rule_overflow(spec, column, 'lakeplan_table.'))) -%}
-        {%- endif -%}
-    {%- endfor -%}
-    {%- set clauses = [] -%}
-    {%- if plan.changelog and spec.on_delete == 'remove_record' -%}
-        {%- do clauses.append('when matched and lakeplan_change.lakeplan_deleted and not lakeplan_change.lakeplan_alive'
-            ~ ' then delete') -%}
-        {%- do clauses.append(
-            'when matched and lakeplan_change.lakeplan_deleted then update set ' ~ replace | join(', ')) -%}
-    {%- endif -%}
-    {%- if keep -%}{%- do clauses.append('when matched then update set ' ~ keep | join(', ')) -%}{%- endif -%}
-    {%- do clauses.append('when not matched and lakeplan_change.lakeplan_alive then insert ('
-        ~ names | join(', ') ~ ') values (' ~ values | join(', ') ~ ')') -%}
-    {{ return('merge into ' ~ target ~ ' as lakeplan_table using ' ~ source ~ ' as lakeplan_change\non '
-        ~ matches ~ '\n' ~ clauses | join('\n')) }}
-{% endmacro %}
-
-{#- write_mode overwrite: the group's rows replace the table, or the static partition it names. -#}
-{% macro lakeplan_partial_update_overwrite_sql(target, source, plan, spec) %}
-    {%- set static = plan.group.static_partition -%}
-    {%- set fixed = static.keys() | map('lower') | list -%}
-    {%- set partition = [] -%}
-    {%- for name, value in static.items() -%}
-        {%- do partition.append(lakeplan.lakeplan_quote(name) ~ ' = ' ~ lakeplan.lakeplan_string_literal(value)) -%}
-    {%- endfor -%}
-    {%- set written = [] -%}
-    {%- for name in spec.columns | map(attribute='name') if name | lower not in fixed -%}
-        {%- do written.append(lakeplan.lakeplan_quote(name)) -%}
-    {%- endfor -%}
-    {%- set partition_clause = ' partition (' ~ partition | join(', ') ~ ')' if partition else '' -%}
-    {{ return('insert overwrite ' ~ target ~ partition_clause ~ '\nselect ' ~ written | join(', ')
-        ~ ' from ' ~ source ~ ' as lakeplan_change where lakeplan_alive') }}
 {% endmacro %}

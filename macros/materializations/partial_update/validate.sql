@@ -1,5 +1,6 @@
 {#- The target's plan as its macros read it: {owner, model, unique_key, columns: [{name, data_type}], on_delete,
-    groups, rules: {column: merge rule}, order_independent, sequence_groups: [{sequence, columns}],
+    groups, rules: {column: merge rule}, order_independent, merge_rules: {rule: its declaration}, delimiters,
+    sequence_groups: [{sequence, columns}],
     grouped: {column: its sequence}, types: {families, casts}}. -#}
 {% macro lakeplan_validate_get_partial_update_spec() %}
     {%- set plan = lakeplan.lakeplan_plan() -%}
@@ -77,7 +78,7 @@
 {#- Two members write `column`: an order-free rule, or both sequenced by versions of one type family in one write
     (a later write's MERGE sees the stored value, not the version it came with). -#}
 {% macro lakeplan_validate_shared_column(earlier, member, column, spec, separate_writes) %}
-    {%- set rule = spec.rules.get(column, 'last_non_null') -%}
+    {%- set rule = spec.rules[column] -%}
     {%- set names = 'Members `' ~ earlier.config.name ~ '` and `' ~ member.config.name ~ '` both write column `'
         ~ column ~ '` of ' ~ spec.owner -%}
     {%- if rule in spec.order_independent -%}{{ return(none) }}{%- endif -%}
@@ -142,9 +143,7 @@
     {{ return(lakeplan.lakeplan_type_family(to_type, types) in types.casts.get(source, ['string'])) }}
 {% endmacro %}
 
-{#- A type's family; `types` defaults to the running target's plan. -#}
-{% macro lakeplan_type_family(data_type, types=none) %}
-    {%- set types = types or lakeplan.lakeplan_plan().partial_update.types -%}
-    {%- set base = (data_type | lower | trim).split('(')[0].split('<')[0] | trim -%}
-    {{ return(types.families.get(base, 'complex')) }}
+{#- A member's op and sequence columns (lower case): they order and classify rows, they are not written. -#}
+{% macro lakeplan_member_control_columns(member) %}
+    {{ return([member.op_column, member.sequence_by] | select | map('lower') | list) }}
 {% endmacro %}
