@@ -153,6 +153,11 @@ RULES = {
         collapse="case when {any} then aggregate({in_order}, cast(map() as {type}), (lakeplan_acc, lakeplan_map) -> "
                  + LAMBDA_MAP_MERGE.format(older="lakeplan_acc", newer="lakeplan_map") + ") end",
         combine=LAMBDA_MAP_MERGE.format(older="{stored}", newer="{change}"), skips_null=True),
+    "hll_sketch": MergeRule(
+        _is("binary"), "binary (an HLL sketch, as Spark's `hll_sketch_agg` makes)", "the sketches' union",
+        "unioned (`hll_union`)",
+        collapse="hll_union_agg({live}, true)", combine="hll_union({stored}, {change}, true)", order_independent=True,
+        packable=True, skips_null=True),
 }  # fmt: skip
 ORDER_INDEPENDENT = sorted(name for name, rule in RULES.items() if rule.order_independent)
 

@@ -239,3 +239,31 @@ def test_paimons_other_rules_against_the_stored_value_in_one_merge_and_without_r
     assert rows(spark, table) == PAIMON_RULES_AFTER_FIRST_RUN
     assert run("--vars", "{step: 2, reuse_sink_enabled: false}") == 2
     assert rows(spark, table) == PAIMON_RULES_AFTER_SECOND_RUN
+
+
+def sketch(*values):
+    """An HLL sketch of the values, as a member computes one."""
+    return f"(select hll_sketch_agg(v) from values {', '.join(f'({v})' for v in values)} as t(v))"
+
+
+HLL_PROJECT = {
+    "models/visits.sql": "{{ partial_update_target() }}",
+    "models/visits.yml": target_yml("visits", {"id": "bigint", "visitors": "binary"}, rules={"visitors": "hll_sketch"}),
+    "models/web.sql": member("visits", by_step(f"select 1 as id, {sketch(1, 2, 3)} as visitors",
+                                              f"select 1 as id, {sketch(3, 4)} as visitors")),
+    "models/app.sql": member("visits", by_step(f"select 1 as id, {sketch(2, 5)} as visitors union all "
+                                              f"select 2 as id, {sketch(7)} as visitors", NOTHING)),
+}
+
+
+def test_hll_sketches_union_across_members_and_runs(make_project, spark):
+    project = make_project("hll_rule", HLL_PROJECT)
+    table = "lakeplan_hll_rule.visits"
+
+    def estimates():
+        return sorted(tuple(r) for r in spark.sql(f"select id, hll_sketch_estimate(visitors) from {table}").collect())
+
+    project.run("run", "--vars", "{step: 1}")
+    assert estimates() == [(1, 4), (2, 1)]  # {1, 2, 3} and {2, 5} from two members in one write
+    project.run("run", "--vars", "{step: 2}")
+    assert estimates() == [(1, 5), (2, 1)]  # and {3, 4} against the stored sketch

@@ -27,7 +27,7 @@ def test_default_rule_is_last_non_null_and_keys_have_none():
     resolved = resolve()
     assert resolved["rules"] == {name: "last_non_null" for name in COLUMNS if name != "k"}
     assert resolved["sequence_groups"] == []
-    assert resolved["order_independent"] == ["append_distinct", "bool_and", "bool_or", "count", "max", "min", "product", "sum"]
+    assert resolved["order_independent"] == ["append_distinct", "bool_and", "bool_or", "count", "hll_sketch", "max", "min", "product", "sum"]
 
 
 def test_each_rule_on_a_column_it_fits():
@@ -76,6 +76,7 @@ def test_every_problem_of_a_target_is_reported_at_once():
         ("first_value", ["date", "struct<a:int>"], []),
         ("listagg", ["string", "varchar(10)"], ["int", "array<string>"]),
         ("merge_map", ["map<string,int>"], ["string", "array<string>"]),
+        ("hll_sketch", ["binary"], ["string", "bigint"]),
     ],
 )
 def test_the_rules_paimon_has_check_their_column_type_at_parse_time(rule, fits, misfits):
