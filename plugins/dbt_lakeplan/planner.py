@@ -27,7 +27,7 @@ from dbt_lakeplan.grouping import group_members
 from dbt_lakeplan.node_plan import (
     PLAN_KEY, ChangeMode, Distribution, Keyed, MaintenancePlan, MemberOf, ModelPlan, SourcePlan, UpsertPlan, as_config,
 )
-from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, problems
+from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, read_settings
 from dbt_lakeplan.spark_types import type_problem
 
 MEMBER_ONLY = ("write_mode", "static_partition", "write_options")
@@ -57,14 +57,14 @@ def raise_problems(found: list[str]) -> None:
 
 
 def read_vars(raw_vars: dict[str, Any], found: list[str]) -> ProjectVars:
-    settings, var_problems = problems("var", "the project", raw_vars)
+    settings, var_problems = read_settings("var", "the project", raw_vars)
     found.extend(var_problems)
     return settings or ProjectVars()
 
 
 def source_plan(source, found: list[str]) -> SourcePlan | None:
     owner = f"source `{source.source_name}.{source.name}`"
-    settings, source_problems = problems("source", owner, dict(source.meta or {}))
+    settings, source_problems = read_settings("source", owner, dict(source.meta or {}))
     found.extend(source_problems)
     if settings is None:
         return None
@@ -117,12 +117,12 @@ def model_settings(node, found: list[str]) -> tuple[ModelSettings | None, dict[s
     """A model's settings and its columns' (column name -> ColumnSettings)."""
     owner = f"model `{node.name}`"
     raw = {k: v for k, v in node.config.to_dict(omit_none=True).items() if not k.startswith("lakeplan_")}
-    settings, model_problems = problems("model", owner, raw, DBT_MODEL_CONFIGS)
+    settings, model_problems = read_settings("model", owner, raw, DBT_MODEL_CONFIGS)
     found.extend(model_problems)
     columns = {}
     for name, column in node.columns.items():
         meta = {**column.meta, **column.config.meta}
-        column_settings, column_problems = problems("column", f"column `{name}` of {owner}", meta)
+        column_settings, column_problems = read_settings("column", f"column `{name}` of {owner}", meta)
         found.extend(column_problems)
         columns[name] = column_settings
     return settings, columns

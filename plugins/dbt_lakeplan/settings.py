@@ -261,7 +261,7 @@ def _declared(place: str, name: str, inner: str) -> tuple[str, str]:
     return field.description, _allowed(field, name, "%s")
 
 
-def problems(
+def read_settings(
     place: str, owner: str, raw: dict[str, Any], known: frozenset[str] = frozenset()
 ) -> tuple[Settings | None, list[str]]:
     """The settings of one place, read through its declaration, and every problem with them as a sentence

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from dbt_lakeplan import manifest_fingerprints
-from dbt_lakeplan.settings import SCHEMAS, changes_contents, problems
+from dbt_lakeplan.settings import SCHEMAS, changes_contents, read_settings
 from tests.conftest import REPO
 
 spec = importlib.util.spec_from_file_location("settings_doc", REPO / "scripts" / "settings_doc.py")
@@ -23,7 +23,7 @@ def test_every_setting_declares_its_meaning_its_effect_and_a_valid_example(place
     assert field.description and isinstance(field.json_schema_extra["changes_contents"], bool)
     example = field.json_schema_extra["example"]
     assert example != field.default
-    settings, found = problems(place, "x", {name: example})
+    settings, found = read_settings(place, "x", {name: example})
     value = getattr(settings, name)
     value = value.model_dump(exclude_none=True, exclude_unset=True) if hasattr(value, "model_dump") else value
     assert found == [] and value == ([example] if isinstance(example, str) and "list[" in str(field.annotation) else example)
@@ -73,7 +73,7 @@ def test_the_settings_reference_is_generated_from_the_declarations():
     ],
 )
 def test_a_problem_names_the_owner_the_setting_the_value_and_the_fix(place, raw, fragments):
-    _, found = problems(place, "model `m`", raw)
+    _, found = read_settings(place, "model `m`", raw)
     if fragments is None:  # a user's own var may share a setting's name
         assert found == []
         return
@@ -83,8 +83,8 @@ def test_a_problem_names_the_owner_the_setting_the_value_and_the_fix(place, raw,
 
 
 def test_other_tools_keys_pass_and_every_problem_of_one_place_is_reported():
-    assert problems("model", "model `m`", {"file_format": "iceberg", "owner": "me"}, frozenset({"file_format"}))[1] == []
-    settings, found = problems("model", "model `m`", {"parallelism": 0, "key_groups": "8", "write_modes": "merge"})
+    assert read_settings("model", "model `m`", {"file_format": "iceberg", "owner": "me"}, frozenset({"file_format"}))[1] == []
+    settings, found = read_settings("model", "model `m`", {"parallelism": 0, "key_groups": "8", "write_modes": "merge"})
     assert settings is None and len(found) == 3
 
 
@@ -106,6 +106,6 @@ def test_the_merge_rule_table_lists_exactly_the_declared_rules():
     ("model", {"sequence_groups": {"v": ["a"], "V": ["b"]}}),
 ])  # fmt: skip
 def test_a_column_list_that_names_one_column_twice_is_refused(place, raw):
-    [found] = problems(place, "model `m`", raw)[1]
+    [found] = read_settings(place, "model `m`", raw)[1]
     assert "are one column, as Spark ignores case in column names; list each column once" in found
     assert re.search(r"`(\w+)` and `(?!\1`)(?i:\1)`", found)  # both spellings, as written
