@@ -39,7 +39,8 @@
     {%- if refused -%}
         {%- do exceptions.raise_compiler_error(refused | join('\n\n') ~ '\nNothing was written.') -%}
     {%- endif -%}
-    {%- for verdict in verdicts if verdict.action == 'accept' and not lakeplan.lakeplan_plan(verdict.node).kind.merged -%}
+    {%- for verdict in verdicts
+        if verdict.action == 'accept' and not lakeplan.lakeplan_plan(verdict.node).kind.merged -%}
         {%- do lakeplan.lakeplan_record_state(verdict) -%}
     {%- endfor -%}
     {{ return('') }}
