@@ -133,15 +133,15 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
     checks that need no database."""
     name, materialized, owner = node.name, node.config.materialized, f"model `{node.name}`"
     is_member = settings.partial_update_target is not None
-    kind, declared = node_kind(materialized, is_member), materialization(materialized)
-    is_target = declared.target
+    kind, registered = node_kind(materialized, is_member), materialization(materialized)
+    is_target = registered.target
     for setting in (s for s in MEMBER_ONLY if s in settings.model_fields_set and not is_member):
         found.append(f"{owner} sets `{setting}`, which only a partial-update member uses: it would do nothing here. "
                      f"Fix: remove it, or set `partial_update_target` to make `{name}` a member.")  # fmt: skip
     for setting in (s for s in TARGET_ONLY if s in settings.model_fields_set and not is_target):
         found.append(f"{owner} sets `{setting}`, which only a partial-update target uses: it would do nothing here. "
                      "Fix: set it on the target (its SQL is `{{ partial_update_target() }}`).")  # fmt: skip
-    for setting in (s for s in MERGE_ONLY if s in settings.model_fields_set and not declared.merged):
+    for setting in (s for s in MERGE_ONLY if s in settings.model_fields_set and not registered.merged):
         found.append(
             f"{owner} sets `{setting}`, which only an `upsert` model or a partial-update target uses: "
             + (f"on a member it would do nothing. Fix: set it on the target `{settings.partial_update_target}`, "
@@ -169,7 +169,7 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
         found.append(f"{owner} sets parallelism {settings.parallelism} but is materialized as {materialized}, which "
                      "writes nothing to distribute. Fix: remove it, or materialize the model as a table.")  # fmt: skip
     for setting in ("sequence_by", "op_column"):
-        if getattr(settings, setting) is not None and not declared.changelog and not is_member and not is_target:
+        if getattr(settings, setting) is not None and not registered.changelog and not is_member and not is_target:
             found.append(f"{owner} sets `{setting}`, which only an `upsert` model or a partial-update member uses: "
                          f"as {materialized} it would do nothing. Fix: remove it, or materialize `{name}` as upsert.")  # fmt: skip
     if is_member and settings.static_partition and settings.write_mode != "overwrite":
@@ -180,7 +180,7 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
             found.append(f"{owner} sets `{key}` under `meta:`, where lakeplan does not read it: it would do nothing. "
                          f"Fix: move it to the model's config (`config: {{{key}: ...}}`).")  # fmt: skip
     sections: dict[str, Any] = {}
-    if declared.merged:
+    if registered.merged:
         sections["full_rewrite_max_mib"] = settings.full_rewrite_max_mib
         sections["tombstone_retention_days"] = settings.tombstone_retention_days
         sections["change_mode"] = ChangeMode(mode=settings.change_mode,
@@ -192,9 +192,9 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
                          "set `file_format: iceberg`.")  # fmt: skip
     if settings.maintenance is not None:
         sections["maintenance"] = _maintenance(node, settings, is_member, found)
-    if declared.changelog:
+    if registered.changelog:
         sections["upsert"] = _upsert(node, settings, found)
-    if declared.changelog and node.config.get("on_schema_change") not in ON_SCHEMA_CHANGE:
+    if registered.changelog and node.config.get("on_schema_change") not in ON_SCHEMA_CHANGE:
         found.append(f"{owner} sets on_schema_change: {node.config.get('on_schema_change')!r}, which an `upsert` does "
                      f"not know. Fix: set one of {', '.join(ON_SCHEMA_CHANGE)}.")  # fmt: skip
     if (is_target or is_member) and node.config.get("on_schema_change") not in (None, "ignore"):
@@ -245,19 +245,19 @@ def _maintenance(node, settings: ModelSettings, is_member: bool, found: list[str
     """What the maintenance macros read (macros/maintenance/): the settings, with the sizes in bytes. Refused where
     no Iceberg table is written into run after run, and on an incremental model no post-hook would run it on."""
     maintenance, materialized = settings.maintenance, node.config.materialized
-    declared = materialization(materialized)
+    registered = materialization(materialized)
     owner = f"model `{node.name}` sets `maintenance: {maintenance.model_dump(exclude_defaults=True)}`"
     if is_member:
         found.append(f"{owner}, but it is a partial-update member: its rows are written into its target's table. Fix: "
                      f"set `maintenance` on the target `{settings.partial_update_target}`.")  # fmt: skip
-    elif not declared.stateful:
+    elif not registered.stateful:
         found.append(f"{owner}, but it is materialized as {materialized}, not a table runs write into (an "
                      "incremental, `upsert` or partial-update target): it would do nothing. Fix: remove "
                      "`maintenance`, or materialize the model as one of those.")  # fmt: skip
     elif node.config.get("file_format") != "iceberg":
         found.append(f"{owner} with file_format {node.config.get('file_format')!r}; compaction and snapshot expiry "
                      "are Iceberg procedures. Fix: set `file_format: iceberg`, or remove `maintenance`.")  # fmt: skip
-    elif not declared.merged and maintenance.after_write and not any(
+    elif not registered.merged and maintenance.after_write and not any(
             MAINTENANCE_HOOK in hook.sql for hook in node.config.post_hook):
         found.append(
             f"{owner} (after_write: true), but it is incremental and none of its post-hooks runs lakeplan's "
