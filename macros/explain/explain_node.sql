@@ -19,11 +19,10 @@
     MERGE, or its CREATE on a first run; a table's query with its write distribution; any other model's query.
     An upsert's tombstones are read where their side table exists, never written. -#}
 {% macro lakeplan_explain_statements() %}
-    {%- set materialized = model.config.materialized -%}
-    {%- if materialized == 'partial_update' -%}{{ return(none) }}{%- endif -%}
-    {%- if materialized != 'upsert' -%}
-        {{ return([lakeplan.lakeplan_sink_distribution(compiled_code) if materialized in ['table', 'incremental']
-            else compiled_code]) }}
+    {%- set kind = lakeplan.lakeplan_plan().kind -%}
+    {%- if kind.target -%}{{ return(none) }}{%- endif -%}
+    {%- if not kind.changelog -%}
+        {{ return([lakeplan.lakeplan_sink_distribution(compiled_code) if kind.table else compiled_code]) }}
     {%- endif -%}
     {%- set spec = lakeplan.lakeplan_validate_get_upsert_spec() -%}
     {%- set existing = load_relation(this) -%}

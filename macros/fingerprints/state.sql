@@ -17,7 +17,7 @@
     {%- elif verdict.action in ['accept', 'evolve'] -%}
         {#- lakeplan's materializations record after their write (lakeplan_record_state_after_write), so a failed
             write records nothing; dbt-spark's incremental has no such step, so its accepted logic is recorded now -#}
-        {%- if verdict.action == 'accept' and model.config.materialized == 'incremental' -%}
+        {%- if verdict.action == 'accept' and not lakeplan.lakeplan_plan().kind.merged -%}
             {%- do lakeplan.lakeplan_record_state(verdict) -%}
         {%- endif -%}
     {%- endif -%}
@@ -39,7 +39,8 @@
     {%- if refused -%}
         {%- do exceptions.raise_compiler_error(refused | join('\n\n') ~ '\nNothing was written.') -%}
     {%- endif -%}
-    {%- for verdict in verdicts if verdict.action == 'accept' and verdict.node.config.materialized == 'incremental' -%}
+    {%- for verdict in verdicts
+        if verdict.action == 'accept' and not lakeplan.lakeplan_plan(verdict.node).kind.merged -%}
         {%- do lakeplan.lakeplan_record_state(verdict) -%}
     {%- endfor -%}
     {{ return('') }}
@@ -51,10 +52,11 @@
     {{ return(execute and flags.WHICH in ['run', 'build'] and not lakeplan.lakeplan_empty_run()) }}
 {% endmacro %}
 
+{#- Whether the node keeps a table's rows that the state check guards: its plan's kind says (the materializations'
+    registry, plugins/dbt_lakeplan/materializations.py). -#}
 {% macro lakeplan_is_stateful(node=none) %}
     {%- set node = node or model -%}
-    {%- set stateful = ['incremental', 'upsert', 'partial_update'] -%}
-    {{ return(node.resource_type == 'model' and node.config.materialized in stateful) }}
+    {{ return(node.resource_type == 'model' and lakeplan.lakeplan_plan(node).kind.stateful) }}
 {% endmacro %}
 
 {#- What to do with a model's existing table: {action, node, relation, stored, current, message}. action is

@@ -17,7 +17,8 @@
     `+post-hook: "{{ lakeplan.lakeplan_maintenance_hook() }}"`. lakeplan's own materializations maintain their tables
     themselves, so on them it does nothing. Renders no SQL. -#}
 {% macro lakeplan_maintenance_hook() %}
-    {%- if execute and model.config.materialized == 'incremental' -%}
+    {%- set kind = lakeplan.lakeplan_plan().kind if execute and model.resource_type == 'model' else {} -%}
+    {%- if kind.stateful and not kind.merged -%}
         {%- do lakeplan.lakeplan_maintain_after_write() -%}
     {%- endif -%}
     {{ return('') }}

@@ -12,8 +12,7 @@
 
 {#- How long a model's tombstones are kept, in days: its upsert's or its partial-update target's setting. -#}
 {% macro lakeplan_tombstone_retention_days() %}
-    {%- set plan = lakeplan.lakeplan_plan() -%}
-    {{ return((plan.upsert or plan.partial_update).tombstone_retention_days) }}
+    {{ return(lakeplan.lakeplan_plan().tombstone_retention_days) }}
 {% endmacro %}
 
 {#- Records this run's deletes: `deletes` is a query of the key columns and `lakeplan_sequence` (one row per -D);

@@ -12,6 +12,7 @@ compile as it would fail the run.
 
 from __future__ import annotations
 
+from dbt_lakeplan.materializations import is_target
 from dbt_lakeplan.spark_adapter import NOT_BUILT
 
 MACRO = "lakeplan_partial_update_compiled"
@@ -23,7 +24,7 @@ def _with_compiled_write(execute):
         from dbt.flags import get_flags
         from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-        if compiled_node.config.materialized == "partial_update" and get_flags().INTROSPECT:
+        if is_target(compiled_node.config.materialized) and get_flags().INTROSPECT:
             context = generate_runtime_model_context(compiled_node, self.config, manifest)
             try:  # not through adapter.execute_macro: dbt-spark's handler there turns every error into a runtime one
                 sql = context["lakeplan"][MACRO]()

@@ -15,7 +15,8 @@ from typing import Any, Iterator
 
 from dbt_lakeplan import explain
 from dbt_lakeplan.explain_state import compare_manifests, load_manifest, manifest_nodes
-from dbt_lakeplan.manifest_fingerprints import CONFIG_KEY, STATEFUL
+from dbt_lakeplan.manifest_fingerprints import CONFIG_KEY
+from dbt_lakeplan.materializations import is_inlined, is_stateful
 from dbt_lakeplan.node_plan import PLAN_KEY
 from dbt_lakeplan.spark_adapter import WRITE_GROUP, condensed
 
@@ -178,7 +179,7 @@ def _inputs(node, manifest) -> list[str]:
         if uid in seen:
             continue
         seen.add(uid)
-        if uid in manifest.nodes and manifest.nodes[uid].config.materialized == "ephemeral":
+        if uid in manifest.nodes and is_inlined(manifest.nodes[uid].config.materialized):
             stack.extend(manifest.nodes[uid].depends_on.nodes)
         elif uid in manifest.sources or uid in manifest.nodes:
             found.append(uid)
@@ -190,7 +191,7 @@ def _table(uid: str, manifest) -> str | None:
         source = manifest.sources[uid]
         return f"{source.schema}.{source.identifier}"
     node = manifest.nodes.get(uid)
-    return f"{node.schema}.{node.alias}" if node is not None and node.config.materialized != "ephemeral" else None
+    return f"{node.schema}.{node.alias}" if node is not None and not is_inlined(node.config.materialized) else None
 
 
 def model_report(node, error: str | None, live: dict[str, Any], manifest, spark) -> dict[str, Any]:
@@ -225,7 +226,7 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         # new_rows' comments are in the SQL the model and its members compiled to (the write wraps members' SQL)
         compiled = [node.compiled_code or "", *(cte.sql or "" for cte in node.extra_ctes or [])]
         entry["change"] = explain.change_report(plan, "\n".join(compiled))
-    if node.config.materialized in STATEFUL:
+    if is_stateful(node.config.materialized):
         entry["state"] = explain.state_report(live.get("state"), node.config.get(CONFIG_KEY))
     return entry
 

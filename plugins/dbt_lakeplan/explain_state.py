@@ -19,7 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dbt_lakeplan.manifest_fingerprints import CONFIG_KEY, STATEFUL
+from dbt_lakeplan.manifest_fingerprints import CONFIG_KEY
+from dbt_lakeplan.materializations import is_stateful
 from dbt_lakeplan.node_plan import PLAN_KEY
 
 RESOURCES = ("model", "seed", "snapshot")
@@ -132,6 +133,6 @@ def compare_manifests(previous: dict[str, dict], current: dict[str, dict], selec
             entry = reached.setdefault(uid, {"name": current[uid]["name"], "by": [], "stateful": False,
                                              "selected": uid in selected})  # fmt: skip
             entry["by"].append(change["unique_id"])
-            entry["stateful"] = current[uid]["materialized"] in STATEFUL
+            entry["stateful"] = is_stateful(current[uid]["materialized"])
     removed = sorted(uid for uid in previous if uid not in current)
     return {"changed": changed, "reached": reached, "removed": removed}

@@ -19,15 +19,14 @@ import jinja2
 import sqlglot
 
 from dbt_lakeplan.fingerprint import NodeLogic, ancestors, digest, fingerprints, short, target_parts
+from dbt_lakeplan.materializations import is_inlined, is_stateful, is_target
 from dbt_lakeplan.merge_rules import DEFAULT_RULE
 from dbt_lakeplan.node_plan import PLAN_KEY
 from dbt_lakeplan.normalize import normalize_sql, render_stable
-from dbt_lakeplan.partial_update import TARGET_MATERIALIZATION
 from dbt_lakeplan.settings import contents_keys
 
 CONFIG_KEY = "lakeplan_fingerprint"
 FINGERPRINTED = ("model", "seed", "snapshot")
-STATEFUL = ("incremental", "upsert", TARGET_MATERIALIZATION)  # materializations that keep a table's rows
 # dbt's own configs that change results; lakeplan's are those its declarations mark (settings.py)
 DBT_RESULT_CONFIGS = (
     "incremental_strategy", "incremental_predicates", "predicates", "merge_update_columns", "merge_exclude_columns",
@@ -135,8 +134,7 @@ def _node_logic(node, manifest, resolver: _Resolver, project_vars: dict[str, Any
             config=config, this=node.unique_id, incremental=incremental,
         )
 
-    is_target = node.config.materialized == TARGET_MATERIALIZATION
-    columns = list(_target_columns(node).values()) if is_target else _columns(node)
+    columns = list(_target_columns(node).values()) if is_target(node.config.materialized) else _columns(node)
     parts: dict[str, Any] = {"columns": columns, "configs": _result_configs(node, config, manifest, render)}
     if node.resource_type == "seed":
         parts["header"] = _seed_header(node)
@@ -174,7 +172,7 @@ def apply_fingerprints(
     logic = {uid: NodeLogic(uid, _source_logic(s)) for uid, s in manifest.sources.items()}
     local_parts = {}
     for uid, node in fingerprinted.items():
-        inlined = node.config.materialized == "ephemeral"
+        inlined = is_inlined(node.config.materialized)
         local_parts[uid] = _node_logic(node, manifest, resolver, project_vars, cached, used)
         logic[uid] = NodeLogic(
             uid, digest(local_parts[uid]), tuple(_parents(node)), tuple(consumers.get(uid, ())) if inlined else ()
@@ -200,10 +198,10 @@ def _state_record(node, local_parts: dict[str, Any], logic: dict[str, NodeLogic]
     """What a stateful model's table records beside its fingerprint, for the state check to say what changed
     and what may change: every ancestor's own logic (so a mismatch names the node that changed, not the input
     it reached the model through), and for a partial-update target its parts, each checked on its own."""
-    if node.resource_type != "model" or node.config.materialized not in STATEFUL:
+    if node.resource_type != "model" or not is_stateful(node.config.materialized):
         return {}
     record = {"ancestors": {uid: short(logic[uid].logic) for uid in ancestors(logic, node.unique_id)}}
-    if node.config.materialized == TARGET_MATERIALIZATION:
+    if is_target(node.config.materialized):
         members = [m["unique_id"] for g in node.config[PLAN_KEY]["partial_update"]["groups"] for m in g["members"]]
         settings = {label: part for label, part in local_parts.items() if label != "columns"}
         record["parts"] = target_parts(settings, _target_columns(node), {m: prints[m] for m in members})

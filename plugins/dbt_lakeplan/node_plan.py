@@ -62,7 +62,6 @@ class MaintenancePlan(Maintenance):
 class UpsertPlan(Frozen):
     op_column: str = described("the changelog's row-kind column")
     sequence_by: Optional[str] = described("the column that orders a key's changes")
-    tombstone_retention_days: Optional[int] = described("how long a delete is remembered")
 
 
 class Column(Frozen):
@@ -122,7 +121,6 @@ class WritePlan(Frozen):
 class TargetPlan(Frozen):
     columns: list[Column] = described("the declared columns, types lower case")
     on_delete: str = described("`partial_update_on_delete`")
-    tombstone_retention_days: Optional[int] = described("how long a delete is remembered")
     rules: dict[str, str] = described("non-key column -> its merge rule")
     order_independent: list[str] = described("the rules several writers may share without `sequence_by`")
     merge_rules: dict[str, MergeRuleSql] = described("each rule the target uses -> its SQL and properties")
@@ -132,6 +130,18 @@ class TargetPlan(Frozen):
     types: Types = described("Spark's type families and casts, for the run-time checks of members' columns")
     groups: list[WritePlan] = described("the target's writes in order (overwrites first)", [])
     tombstone_sequence: Optional[str] = described("the `sequence_by` column its tombstones hold", None)
+
+
+class Kind(Frozen):
+    """What the model is, from its materialization's row in materializations.py: the macros read this, never the
+    materialization's name."""
+
+    member: bool = described("a partial-update member (`partial_update_target`), whatever its materialization")
+    stateful: bool = described("its table keeps rows that the state check guards")
+    table: bool = described("it writes a table of its own: a keyed layout and a write parallelism apply")
+    merged: bool = described("lakeplan's materialization MERGEs into it, records its state and maintains it after")
+    changelog: bool = described("an `upsert`: applies a changelog by key")
+    target: bool = described("a partial-update target: written by its members")
 
 
 class MemberOf(Frozen):
@@ -145,6 +155,7 @@ class MemberOf(Frozen):
 class ModelPlan(Frozen):
     version: int = described("the plan's shape", PLAN_VERSION)
     model: str = described("the model's name")
+    kind: Kind = described("what the model is (its materialization's kinds)")
     key: list[str] = described("`unique_key` as a list")
     distribution: Distribution = described("how the model's rows are distributed")
     keyed: Optional[Keyed] = described("the model's keyed layout (`keyed_by`, `key_groups`)")
@@ -152,6 +163,7 @@ class ModelPlan(Frozen):
     accept_state: bool = described("listed in `lakeplan_accept_state`", False)
     forget_deletes: bool = described("listed in `lakeplan_forget_deletes`", False)
     full_rewrite_max_mib: Optional[int] = described("an `upsert` or target: up to this size a MERGE rewrites all", None)
+    tombstone_retention_days: Optional[int] = described("an `upsert` or target: how long a delete is remembered", None)
     change_mode: Optional[ChangeMode] = described("an `upsert` or target: how its MERGE lands", None)
     maintenance: Optional[MaintenancePlan] = described("a model with `maintenance` (docs/maintenance.md)", None)
     upsert: Optional[UpsertPlan] = described("an `upsert`", None)
@@ -159,7 +171,8 @@ class ModelPlan(Frozen):
     member_of: Optional[MemberOf] = described("a member: its target's table (it is planned as an ephemeral)", None)
 
 
-SECTIONS = ("full_rewrite_max_mib", "change_mode", "maintenance", "upsert", "partial_update", "member_of")
+SECTIONS = ("full_rewrite_max_mib", "tombstone_retention_days", "change_mode", "maintenance", "upsert", "partial_update",
+            "member_of")
 
 
 def as_config(plan: SourcePlan | ModelPlan) -> dict[str, Any]:

@@ -12,12 +12,11 @@ from typing import Any
 
 from dbt_lakeplan.digest import Member
 from dbt_lakeplan.grouping import WriteGroup, ungrouped_reason
+from dbt_lakeplan.materializations import is_target, materialization
 from dbt_lakeplan.merge_rules import resolve_merge_rules
 from dbt_lakeplan.node_plan import GroupMember, TargetPlan, Types, WritePlan
 from dbt_lakeplan.settings import ColumnSettings, ModelSettings
 from dbt_lakeplan.spark_types import CASTS, FAMILIES, type_problem
-
-TARGET_MATERIALIZATION = "partial_update"
 
 
 def member(
@@ -27,21 +26,21 @@ def member(
     `targets`: name -> (node, settings) of every target; `materialized`: name -> materialization of every model."""
     name, target_name = node.name, settings.partial_update_target
     fix = "Fix: point partial_update_target at a model whose SQL is `{{ partial_update_target() }}`."
-    if node.config.materialized in ("upsert", "incremental", "snapshot"):
-        problems.append(
-            f"Model `{name}` is materialized as `{node.config.materialized}` and sets partial_update_target: "
-            f"'{target_name}'; a member writes only through its target, so its own table would never be built. Fix: "
-            f"remove partial_update_target from `{name}`, or add a member that selects from `{name}`."
-        )
-        return None
-    if node.config.materialized == TARGET_MATERIALIZATION:
+    if is_target(node.config.materialized):
         problems.append(
             f"Model `{name}` is a partial-update target and also sets partial_update_target: '{target_name}'; a "
             f"target is written by its members and cannot write another table. Fix: remove partial_update_target "
             f"from `{name}`, or make it an ordinary model."
         )
         return None
-    if materialized.get(target_name) == TARGET_MATERIALIZATION and target_name not in targets:
+    if materialization(node.config.materialized).keeps_rows:
+        problems.append(
+            f"Model `{name}` is materialized as `{node.config.materialized}` and sets partial_update_target: "
+            f"'{target_name}'; a member writes only through its target, so its own table would never be built. Fix: "
+            f"remove partial_update_target from `{name}`, or add a member that selects from `{name}`."
+        )
+        return None
+    if is_target(materialized.get(target_name)) and target_name not in targets:
         return None  # the target's own settings are wrong, and listed; checking members against it would mislead
     if target_name not in targets:
         problems.append(
@@ -98,8 +97,7 @@ def target_plan(
     grouped = {column: group["sequence"] for group in merge["sequence_groups"]
                for column in [group["sequence"], *group["columns"]]}  # fmt: skip
     return TargetPlan(
-        columns=columns, on_delete=settings.partial_update_on_delete,
-        tombstone_retention_days=settings.tombstone_retention_days, **merge, grouped=grouped,
+        columns=columns, on_delete=settings.partial_update_on_delete, **merge, grouped=grouped,
         types=Types(families=FAMILIES, casts=CASTS),
     )
 

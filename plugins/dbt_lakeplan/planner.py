@@ -24,18 +24,18 @@ from dbt_common.exceptions import CompilationError
 
 from dbt_lakeplan import partial_update
 from dbt_lakeplan.grouping import group_members
+from dbt_lakeplan.materializations import materialization, node_kind
 from dbt_lakeplan.node_plan import (
-    PLAN_KEY, ChangeMode, Distribution, Keyed, MaintenancePlan, MemberOf, ModelPlan, SourcePlan, UpsertPlan, as_config,
+    PLAN_KEY, ChangeMode, Distribution, Keyed, Kind, MaintenancePlan, MemberOf, ModelPlan, SourcePlan, UpsertPlan,
+    as_config,
 )
 from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, read_settings
 from dbt_lakeplan.spark_types import type_problem
 
 MEMBER_ONLY = ("write_mode", "static_partition", "write_options")
 TARGET_ONLY = ("partial_update_on_delete", "sequence_groups")
-TABLES = ("table", "incremental", "upsert", partial_update.TARGET_MATERIALIZATION)  # what a layout can apply to
-MERGED = ("upsert", partial_update.TARGET_MATERIALIZATION)  # lakeplan's materializations that write by MERGE
-MERGE_ONLY = ("full_rewrite_max_mib", "tombstone_retention_days", "change_mode", "merge_on_read_max_share")  # settings of those MERGEs
-MAINTAINED = ("incremental", "upsert", partial_update.TARGET_MATERIALIZATION)  # tables runs write into, not rebuild
+# settings of the MERGE that writes an `upsert` or a partial-update target (materializations.py: merged)
+MERGE_ONLY = ("full_rewrite_max_mib", "tombstone_retention_days", "change_mode", "merge_on_read_max_share")
 MAINTENANCE_HOOK = "lakeplan_maintenance_hook"  # what runs an incremental model's maintenance after its write
 SMALL_FILE_SHARE = 0.75  # a data file under this share of the target size is small (Iceberg's `min-file-size-bytes`)
 ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")  # dbt's, as for an incremental
@@ -133,14 +133,15 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
     checks that need no database."""
     name, materialized, owner = node.name, node.config.materialized, f"model `{node.name}`"
     is_member = settings.partial_update_target is not None
-    is_target = materialized == partial_update.TARGET_MATERIALIZATION
+    kind, registered = node_kind(materialized, is_member), materialization(materialized)
+    is_target = registered.target
     for setting in (s for s in MEMBER_ONLY if s in settings.model_fields_set and not is_member):
         found.append(f"{owner} sets `{setting}`, which only a partial-update member uses: it would do nothing here. "
                      f"Fix: remove it, or set `partial_update_target` to make `{name}` a member.")  # fmt: skip
     for setting in (s for s in TARGET_ONLY if s in settings.model_fields_set and not is_target):
         found.append(f"{owner} sets `{setting}`, which only a partial-update target uses: it would do nothing here. "
                      "Fix: set it on the target (its SQL is `{{ partial_update_target() }}`).")  # fmt: skip
-    for setting in (s for s in MERGE_ONLY if s in settings.model_fields_set and materialized not in MERGED):
+    for setting in (s for s in MERGE_ONLY if s in settings.model_fields_set and not registered.merged):
         found.append(
             f"{owner} sets `{setting}`, which only an `upsert` model or a partial-update target uses: "
             + (f"on a member it would do nothing. Fix: set it on the target `{settings.partial_update_target}`, "
@@ -155,7 +156,7 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
                 "only a column of a partial-update target follows. Fix: remove it, or declare it on the target's column."
             )
     _check_data_types(node, "partial-update target" if is_target else "model", found)
-    table = materialized in TABLES and not is_member
+    table = kind["table"]
     keyed = _keyed(settings.keyed_by, settings.key_groups, owner, "keyed_by", found)
     if keyed and (len(keyed.keys) != 1 or not table or node.config.get("file_format") != "iceberg"):
         found.append(
@@ -168,7 +169,7 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
         found.append(f"{owner} sets parallelism {settings.parallelism} but is materialized as {materialized}, which "
                      "writes nothing to distribute. Fix: remove it, or materialize the model as a table.")  # fmt: skip
     for setting in ("sequence_by", "op_column"):
-        if getattr(settings, setting) is not None and materialized != "upsert" and not is_member and not is_target:
+        if getattr(settings, setting) is not None and not registered.changelog and not is_member and not is_target:
             found.append(f"{owner} sets `{setting}`, which only an `upsert` model or a partial-update member uses: "
                          f"as {materialized} it would do nothing. Fix: remove it, or materialize `{name}` as upsert.")  # fmt: skip
     if is_member and settings.static_partition and settings.write_mode != "overwrite":
@@ -179,8 +180,9 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
             found.append(f"{owner} sets `{key}` under `meta:`, where lakeplan does not read it: it would do nothing. "
                          f"Fix: move it to the model's config (`config: {{{key}: ...}}`).")  # fmt: skip
     sections: dict[str, Any] = {}
-    if materialized in MERGED:
+    if registered.merged:
         sections["full_rewrite_max_mib"] = settings.full_rewrite_max_mib
+        sections["tombstone_retention_days"] = settings.tombstone_retention_days
         sections["change_mode"] = ChangeMode(mode=settings.change_mode,
                                              merge_on_read_max_share=settings.merge_on_read_max_share)
         _check_change_mode(node, settings, found)
@@ -190,9 +192,9 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
                          "set `file_format: iceberg`.")  # fmt: skip
     if settings.maintenance is not None:
         sections["maintenance"] = _maintenance(node, settings, is_member, found)
-    if materialized == "upsert":
+    if registered.changelog:
         sections["upsert"] = _upsert(node, settings, found)
-    if materialized == "upsert" and node.config.get("on_schema_change") not in ON_SCHEMA_CHANGE:
+    if registered.changelog and node.config.get("on_schema_change") not in ON_SCHEMA_CHANGE:
         found.append(f"{owner} sets on_schema_change: {node.config.get('on_schema_change')!r}, which an `upsert` does "
                      f"not know. Fix: set one of {', '.join(ON_SCHEMA_CHANGE)}.")  # fmt: skip
     if (is_target or is_member) and node.config.get("on_schema_change") not in (None, "ignore"):
@@ -205,7 +207,7 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
     if is_target:
         sections["partial_update"] = partial_update.target_plan(node, settings, columns, found)
     return ModelPlan(
-        model=name, key=settings.unique_key or [], distribution=Distribution(parallelism=settings.parallelism),
+        model=name, kind=Kind(**kind), key=settings.unique_key or [], distribution=Distribution(parallelism=settings.parallelism),
         keyed=keyed, on_state_mismatch=settings.on_state_mismatch, **sections,
     )  # fmt: skip
 
@@ -243,18 +245,19 @@ def _maintenance(node, settings: ModelSettings, is_member: bool, found: list[str
     """What the maintenance macros read (macros/maintenance/): the settings, with the sizes in bytes. Refused where
     no Iceberg table is written into run after run, and on an incremental model no post-hook would run it on."""
     maintenance, materialized = settings.maintenance, node.config.materialized
+    registered = materialization(materialized)
     owner = f"model `{node.name}` sets `maintenance: {maintenance.model_dump(exclude_defaults=True)}`"
     if is_member:
         found.append(f"{owner}, but it is a partial-update member: its rows are written into its target's table. Fix: "
                      f"set `maintenance` on the target `{settings.partial_update_target}`.")  # fmt: skip
-    elif materialized not in MAINTAINED:
+    elif not registered.stateful:
         found.append(f"{owner}, but it is materialized as {materialized}, not a table runs write into (an "
                      "incremental, `upsert` or partial-update target): it would do nothing. Fix: remove "
                      "`maintenance`, or materialize the model as one of those.")  # fmt: skip
     elif node.config.get("file_format") != "iceberg":
         found.append(f"{owner} with file_format {node.config.get('file_format')!r}; compaction and snapshot expiry "
                      "are Iceberg procedures. Fix: set `file_format: iceberg`, or remove `maintenance`.")  # fmt: skip
-    elif materialized == "incremental" and maintenance.after_write and not any(
+    elif not registered.merged and maintenance.after_write and not any(
             MAINTENANCE_HOOK in hook.sql for hook in node.config.post_hook):
         found.append(
             f"{owner} (after_write: true), but it is incremental and none of its post-hooks runs lakeplan's "
@@ -271,8 +274,7 @@ def _upsert(node, settings: ModelSettings, found: list[str]) -> UpsertPlan:
     if not settings.unique_key:
         found.append(f"Model `{node.name}` is materialized as `upsert` but has no `unique_key`; the key decides which row "
                      "a change replaces. Fix: add `unique_key` (the changelog's primary key) to its config.")  # fmt: skip
-    return UpsertPlan(op_column=settings.op_column or "_op", sequence_by=settings.sequence_by,
-                      tombstone_retention_days=settings.tombstone_retention_days)
+    return UpsertPlan(op_column=settings.op_column or "_op", sequence_by=settings.sequence_by)
 
 
 def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[str, Any]]:
@@ -324,7 +326,7 @@ def _check_incremental_reads(models: list, settings: dict[str, ModelSettings], f
         for macro, kind, arguments in INCREMENTAL_READ.findall(node.raw_code or ""):
             owner = f"Model `{node.name}` reads `{macro}({kind}({arguments}))`"
             member = node.unique_id in settings and settings[node.unique_id].partial_update_target is not None
-            if not member and node.config.materialized != "upsert":
+            if not member and not materialization(node.config.materialized).changelog:
                 found.append(f"{owner} but is materialized as {node.config.materialized}: only a partial-update member "
                              "or an `upsert` records what its write consumed, so every run would read everything "
                              f"again. Fix: make `{node.name}` a member (`partial_update_target`) or an `upsert`, or "
@@ -354,7 +356,7 @@ def _partial_updates(models: list, settings: dict[str, ModelSettings], plans: di
     """Every member checked against its target, grouped into writes; each target's plan gets its groups."""
     planned = [node for node in models if node.unique_id in plans]
     targets = {node.name: (node, settings[node.unique_id]) for node in planned
-               if node.config.materialized == partial_update.TARGET_MATERIALIZATION}  # fmt: skip
+               if materialization(node.config.materialized).target}  # fmt: skip
     materialized = {node.name: node.config.materialized for node in models}
     members = [partial_update.member(node, settings[node.unique_id], targets, materialized, found)
                for node in planned if settings[node.unique_id].partial_update_target]  # fmt: skip
