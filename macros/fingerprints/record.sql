@@ -1,3 +1,10 @@
+{#- Whether the node keeps a table's rows that the state check guards: its plan's kind says (the materializations'
+    registry, plugins/dbt_lakeplan/materializations.py). -#}
+{% macro lakeplan_is_stateful(node=none) %}
+    {%- set node = node or model -%}
+    {{ return(node.resource_type == 'model' and lakeplan.lakeplan_plan(node).kind.stateful) }}
+{% endmacro %}
+
 {#- The table properties a stateful model records of the logic that built it, read back by the state check:
     its fingerprint, its own logic, every ancestor's own logic and, for a partial-update target, its parts. -#}
 {% macro lakeplan_fingerprint_properties(node=none) %}
@@ -54,12 +61,4 @@
         {%- do pairs.append(lakeplan.lakeplan_string_literal(key) ~ ' = ' ~ lakeplan.lakeplan_string_literal(value)) -%}
     {%- endfor -%}
     {{ return(pairs | join(', ')) }}
-{% endmacro %}
-
-{#- After an upsert's or a partial-update target's write: accepted logic, and new parts (members, columns) its
-    table took, are recorded now, not before, so a write that fails leaves the table's recorded logic as it was. -#}
-{% macro lakeplan_record_state_after_write() %}
-    {%- if not lakeplan.lakeplan_state_check_applies() -%}{{ return('') }}{%- endif -%}
-    {%- set verdict = lakeplan.lakeplan_state_verdict(model) -%}
-    {%- if verdict.action in ['evolve', 'accept'] -%}{%- do lakeplan.lakeplan_record_state(verdict) -%}{%- endif -%}
 {% endmacro %}

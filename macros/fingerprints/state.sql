@@ -52,13 +52,6 @@
     {{ return(execute and flags.WHICH in ['run', 'build'] and not lakeplan.lakeplan_empty_run()) }}
 {% endmacro %}
 
-{#- Whether the node keeps a table's rows that the state check guards: its plan's kind says (the materializations'
-    registry, plugins/dbt_lakeplan/materializations.py). -#}
-{% macro lakeplan_is_stateful(node=none) %}
-    {%- set node = node or model -%}
-    {{ return(node.resource_type == 'model' and lakeplan.lakeplan_plan(node).kind.stateful) }}
-{% endmacro %}
-
 {#- What to do with a model's existing table: {action, node, relation, stored, current, message}. action is
     none (nothing recorded, or the same logic), evolve (only new members or columns: record them), accept
     (listed in var lakeplan_accept_state: record the current logic), or per on_state_mismatch refuse, rebuild
@@ -146,4 +139,12 @@
             ~ 'ignore to keep the table).' -%}
     {%- endif -%}
     {{ return(message) }}
+{% endmacro %}
+
+{#- After an upsert's or a partial-update target's write: accepted logic, and new parts (members, columns) its
+    table took, are recorded now, not before, so a write that fails leaves the table's recorded logic as it was. -#}
+{% macro lakeplan_record_state_after_write() %}
+    {%- if not lakeplan.lakeplan_state_check_applies() -%}{{ return('') }}{%- endif -%}
+    {%- set verdict = lakeplan.lakeplan_state_verdict(model) -%}
+    {%- if verdict.action in ['evolve', 'accept'] -%}{%- do lakeplan.lakeplan_record_state(verdict) -%}{%- endif -%}
 {% endmacro %}

@@ -84,3 +84,20 @@ def test_every_macro_the_docs_tell_users_to_call_is_documented():
     undocumented = sorted(name for name in public if name not in documented(folder_of[name]))
     assert not undocumented, f"public macros without an entry in their folder's .yml: {undocumented}"
 
+
+
+def test_no_two_macro_files_call_each_other_even_through_others():
+    """A file's macros may call lakeplan macros of other files only downhill: the files' calls form no circle, so
+    each file can be read knowing only the ones below it."""
+    defining = {}
+    for path in MACROS.rglob("*.sql"):
+        defining.update({name: path for name, _ in MACRO.findall(path.read_text())})
+    calls = {path: {defining[name] for name in re.findall(r"lakeplan\.(\w+)\(", path.read_text()) if name in defining}
+             - {path} for path in MACROS.rglob("*.sql")}  # fmt: skip
+
+    def reaches(start: Path, goal: Path, seen: set) -> bool:
+        return any(step == goal or (step not in seen and not seen.add(step) and reaches(step, goal, seen))
+                   for step in calls[start])  # fmt: skip
+
+    circles = sorted(str(path.relative_to(MACROS)) for path in calls if reaches(path, path, set()))
+    assert circles == [], f"macro files in a circle of calls: {circles}"
