@@ -8,10 +8,10 @@
     member that sends the same constant rows every run adds them every run. -#}
 
 {#- Spark's analyzed plan of every member: the leaves it reads and the functions of the clock, if any. -#}
-{% macro lakeplan_partial_update_inputs(plans) %}
+{% macro lakeplan_partial_update_inputs(write_groups) %}
     {%- set reads = [] -%}
-    {%- for plan in plans -%}
-        {%- for member in plan.members -%}{%- do reads.append('select 1 from ' ~ member.view) -%}{%- endfor -%}
+    {%- for write_group in write_groups -%}
+        {%- for member in write_group.members -%}{%- do reads.append('select 1 from ' ~ member.view) -%}{%- endfor -%}
     {%- endfor -%}
     {%- set text = run_query('explain extended ' ~ reads | join(' union all ')).rows[0][0] -%}
     {%- set analyzed = text.split('== Analyzed Logical Plan ==')[1].split('== Optimized Logical Plan ==')[0] -%}
@@ -29,10 +29,10 @@
 
 {#- {tag, repeat, stale}: the tag this run's write records (none where its inputs cannot be named), whether the table
     already holds this run (`repeat`), and the older lakeplan_applied tags the new one replaces. -#}
-{% macro lakeplan_partial_update_applied(plans, spec, existing, creates) %}
+{% macro lakeplan_partial_update_applied(write_groups, spec, existing, creates) %}
     {%- set none_applied = {'tag': none, 'repeat': false, 'stale': []} -%}
     {%- if 'sum' not in spec.rules.values() -%}{{ return(none_applied) }}{%- endif -%}
-    {%- set inputs = lakeplan.lakeplan_partial_update_inputs(plans) -%}
+    {%- set inputs = lakeplan.lakeplan_partial_update_inputs(write_groups) -%}
     {%- if inputs.unnamed or inputs.clock or not inputs.iceberg -%}
         {{ return(none_applied) }}
     {%- endif -%}
@@ -45,8 +45,8 @@
         {%- do snapshots.append(row[0] ~ '@' ~ row[1]) -%}
     {%- endfor -%}
     {%- set queries = [] -%}
-    {%- for plan in plans -%}
-        {%- for member in plan.members -%}{%- do queries.append(member.query) -%}{%- endfor -%}
+    {%- for write_group in write_groups -%}
+        {%- for member in write_group.members -%}{%- do queries.append(member.query) -%}{%- endfor -%}
     {%- endfor -%}
     {%- set fingerprint = (model.config.get('lakeplan_fingerprint') or {}).get('fingerprint') -%}
     {%- set tag = 'lakeplan_applied_' ~ local_md5(tojson([fingerprint, queries, snapshots | sort]))[:16] -%}

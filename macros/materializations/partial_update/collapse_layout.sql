@@ -14,15 +14,15 @@
     (`shuffled`), one shuffle and one sort (docs/benchmarks.md, section 1).
     {packs: [{member, name, type, columns, aggregate}], packed: {column: field}, shuffled: bool,
     reasons: {column: why it collapses column by column}}. -#}
-{% macro lakeplan_partial_update_layout(plan, spec) %}
+{% macro lakeplan_partial_update_layout(write_group, spec) %}
     {%- set key_names = spec.unique_key | map('lower') | list -%}
-    {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
+    {%- set removes = write_group.changelog and spec.on_delete == 'remove_record' -%}
     {%- set writes = [] -%}
-    {%- for member in plan.members -%}{%- do writes.extend(member.written | map('lower')) -%}{%- endfor -%}
+    {%- for member in write_group.members -%}{%- do writes.extend(member.written | map('lower')) -%}{%- endfor -%}
     {%- set packs, packed, reasons, one_row = [], {}, {}, [] -%}
-    {%- for member in plan.members -%}
+    {%- for member in write_group.members -%}
         {%- set position = loop.index -%}
-        {%- set unpackable = 'the only member of its group' if plan.members | length == 1
+        {%- set unpackable = 'the only member of its group' if write_group.members | length == 1
             else 'on_delete: remove_record' if removes
             else 'ordered by sequence_by' if member.config.sequence_by
             else 'a changelog member' if member.config.op_column
@@ -57,7 +57,7 @@
             {%- do reasons.update({columns[0].name | lower: 'nothing to pack with'}) -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- set shuffled = one_row | length == plan.members | length -%}
+    {%- set shuffled = one_row | length == write_group.members | length -%}
     {{ return({'packs': packs, 'packed': packed, 'reasons': reasons, 'shuffled': shuffled}) }}
 {% endmacro %}
 

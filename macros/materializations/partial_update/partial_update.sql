@@ -30,8 +30,8 @@
     {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
 
-{#- What a target's write is built from, for `dbt run` and for `dbt compile`: its spec, its relation, each group's
-    plan (from the members' real columns, checked against each other), and whether the write creates the table
+{#- What a target's write is built from, for `dbt run` and for `dbt compile`: its spec, its relation, each write
+    group (`lakeplan_partial_update_write_group`: from the members' real columns, checked against each other), and whether the write creates the table
     (first run, --full-refresh, or a view in its place). -#}
 {% macro lakeplan_partial_update_prepare() %}
     {%- set spec = lakeplan.lakeplan_validate_get_partial_update_spec() -%}
@@ -42,12 +42,12 @@
         {%- do run_query(lakeplan.lakeplan_statement_options(group.write_options, origin) ~ 'select 1') -%}
     {%- endfor -%}
     {%- set existing = load_relation(this) -%}
-    {%- set plans = [] -%}
+    {%- set write_groups = [] -%}
     {%- for group in spec.groups -%}
-        {%- do plans.append(lakeplan.lakeplan_partial_update_plan(group, spec)) -%}
+        {%- do write_groups.append(lakeplan.lakeplan_partial_update_write_group(group, spec)) -%}
     {%- endfor -%}
-    {%- do lakeplan.lakeplan_validate_partial_update_overlaps(plans, spec) -%}
-    {%- do lakeplan.lakeplan_validate_tombstone_sequence(plans, spec) -%}
+    {%- do lakeplan.lakeplan_validate_partial_update_overlaps(write_groups, spec) -%}
+    {%- do lakeplan.lakeplan_validate_tombstone_sequence(write_groups, spec) -%}
     {%- set creates = existing is none or existing.is_view or lakeplan.should_full_refresh() -%}
     {#- the table is created with the declared types and every member value is cast to them (checked above): an
         enforced contract adds that a kept table holds those types (its error first: it names the contract) -#}
@@ -61,8 +61,8 @@
             'set its data_type back to {stored}, or rebuild the table with `dbt run -s ' ~ spec.model
             ~ ' --full-refresh` (from this run\'s rows alone).') -%}
     {%- endif -%}
-    {{ return({'spec': spec, 'relation': this.incorporate(type='table'), 'existing': existing, 'plans': plans,
-        'creates': creates, 'applied': lakeplan.lakeplan_partial_update_applied(plans, spec, existing, creates)}) }}
+    {{ return({'spec': spec, 'relation': this.incorporate(type='table'), 'existing': existing, 'write_groups': write_groups,
+        'creates': creates, 'applied': lakeplan.lakeplan_partial_update_applied(write_groups, spec, existing, creates)}) }}
 {% endmacro %}
 
 {#- What `dbt compile` shows for a target: the statements `dbt run` would send now, built by the same macros from

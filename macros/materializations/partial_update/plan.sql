@@ -1,7 +1,7 @@
 {#- Everything one write group needs, from the real member schemas: each member's temp view (its query
     with the CTEs it reads), its columns, and what it writes; checked on the way. Its statements name the members
     whose `write_options` they carry (`options_origin`). -#}
-{% macro lakeplan_partial_update_plan(group, spec) %}
+{% macro lakeplan_partial_update_write_group(group, spec) %}
     {%- set options_origin = lakeplan.lakeplan_write_options_origin(group) -%}
     {%- set members = [] -%}
     {%- set sequence_families = [] -%}
@@ -54,15 +54,16 @@
     nothing. A run the table already holds (lakeplan_partial_update_applied) sends no write; the others record what
     they applied right after their commit. -#}
 {% macro lakeplan_partial_update_steps(prepared, record=true) %}
-    {%- set target, plans, spec, creates = prepared.relation, prepared.plans, prepared.spec, prepared.creates -%}
+    {%- set target, write_groups = prepared.relation, prepared.write_groups -%}
+    {%- set spec, creates = prepared.spec, prepared.creates -%}
     {%- if record and prepared.applied.repeat -%}
         {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ' already holds this run (tag ' ~ prepared.applied.tag
             ~ '): not written\nselect 0 as lakeplan_rows'}]) }}
     {%- endif -%}
     {%- set read = lakeplan.lakeplan_new_rows_read() -%}
     {%- set every_member_reads_new_rows = [] -%}
-    {%- for plan in plans -%}
-        {%- for member in plan.members -%}
+    {%- for write_group in write_groups -%}
+        {%- for member in write_group.members -%}
             {%- do every_member_reads_new_rows.append('/* lakeplan new_rows: ' in
                 lakeplan.lakeplan_member_ctes(member.config.unique_id) | join('\n')) -%}
         {%- endfor -%}
@@ -73,15 +74,15 @@
         {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ': nothing new to write\nselect 0 as lakeplan_rows'}]) }}
     {%- endif -%}
     {%- set writes = record and lakeplan.lakeplan_writes(prepared.existing) -%}
-    {%- set tombstones = lakeplan.lakeplan_partial_update_tombstones(target, plans, spec,
+    {%- set tombstones = lakeplan.lakeplan_partial_update_tombstones(target, write_groups, spec,
         lakeplan.lakeplan_forgets_deletes(creates, prepared.existing), writes) -%}
     {%- do spec.update({'tombstones': tombstones}) -%}
     {%- if record and not writes -%}
         {#- --empty: each group's rows are collapsed and counted (zero), the table is not written -#}
         {%- set counts = [] -%}
-        {%- for plan in plans -%}
+        {%- for write_group in write_groups -%}
             {%- do counts.append('select 1 from (' ~ lakeplan.lakeplan_partial_update_collapse_sql(
-                plan, spec, lakeplan.lakeplan_partial_update_layout(plan, spec)) ~ ')') -%}
+                write_group, spec, lakeplan.lakeplan_partial_update_layout(write_group, spec)) ~ ')') -%}
         {%- endfor -%}
         {{ return([{'name': 'main', 'sql': lakeplan.lakeplan_empty_run_sql(counts | join('\nunion all\n'))}]) }}
     {%- endif -%}
@@ -98,8 +99,10 @@
             {%- do before.append('alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
         {%- endif -%}
         {%- set reads = [] -%}
-        {%- for plan in plans -%}
-            {%- for member in plan.members -%}{%- do reads.append('select 1 from ' ~ member.view) -%}{%- endfor -%}
+        {%- for write_group in write_groups -%}
+            {%- for member in write_group.members -%}
+                {%- do reads.append('select 1 from ' ~ member.view) -%}
+            {%- endfor -%}
         {%- endfor -%}
         {%- set change = lakeplan.lakeplan_change_mode(target, reads | join(' union all ')) -%}
         {%- if change.sql -%}{%- do before.append(change.sql) -%}{%- endif -%}
@@ -108,20 +111,20 @@
     {%- endif -%}
     {%- set after = [] -%}
     {%- set commit = lakeplan.lakeplan_commit_marker(target) -%}
-    {%- if plans | length == 1 -%}
+    {%- if write_groups | length == 1 -%}
         {%- set writes = [{'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
-            target, plans[0], spec, creates, commit ~ lakeplan.lakeplan_partial_update_group_label(plans, 0, spec))}] -%}
+            target, write_groups[0], spec, creates, commit ~ lakeplan.lakeplan_partial_update_group_label(write_groups, 0, spec))}] -%}
     {%- else -%}
         {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
         {#- a copy a failed run left is replaced, or removed, by the next run of the target -#}
         {%- set drop_branch = 'alter table ' ~ target ~ ' drop branch if exists lakeplan_write' -%}
         {%- set writes = [] -%}
-        {%- for plan in plans -%}
-            {%- set label = lakeplan.lakeplan_partial_update_group_label(plans, loop.index0, spec) -%}
+        {%- for write_group in write_groups -%}
+            {%- set label = lakeplan.lakeplan_partial_update_group_label(write_groups, loop.index0, spec) -%}
             {%- do writes.append({'name': 'write_group_' ~ loop.index, 'sql':
-                lakeplan.lakeplan_partial_update_write_sql(staging, plan, spec, loop.first, label, staging=true)
+                lakeplan.lakeplan_partial_update_write_sql(staging, write_group, spec, loop.first, label, staging=true)
                 if creates else lakeplan.lakeplan_partial_update_write_sql(
-                    target, plan, spec, false, label, into=target ~ '.branch_lakeplan_write')}) -%}
+                    target, write_group, spec, false, label, into=target ~ '.branch_lakeplan_write')}) -%}
         {%- endfor -%}
         {%- if creates -%}
             {%- do writes.append({'name': 'main',
@@ -149,10 +152,12 @@
 {#- The comment line naming the write group a statement writes, after its settings header: for a reader of
     target/run/ and of `dbt compile`, and for an error Spark raises about the members' query
     (plugins/dbt_lakeplan/spark_adapter.py reads it: `-- write group <i> of <n> of `<target>`: `<member>`, …`). -#}
-{% macro lakeplan_partial_update_group_label(plans, index, spec) %}
+{% macro lakeplan_partial_update_group_label(write_groups, index, spec) %}
     {%- set names = [] -%}
-    {%- for member in plans[index].members -%}{%- do names.append('`' ~ member.config.name ~ '`') -%}{%- endfor -%}
-    {{ return('-- write group ' ~ (index + 1) ~ ' of ' ~ plans | length ~ ' of `' ~ spec.model ~ '`: '
+    {%- for member in write_groups[index].members -%}
+        {%- do names.append('`' ~ member.config.name ~ '`') -%}
+    {%- endfor -%}
+    {{ return('-- write group ' ~ (index + 1) ~ ' of ' ~ write_groups | length ~ ' of `' ~ spec.model ~ '`: '
         ~ names | join(', ') ~ '\n') }}
 {% endmacro %}
 
@@ -178,25 +183,25 @@
     this write (first run, --full-refresh), in one atomic CREATE TABLE AS SELECT, so a write that fails leaves no
     table, or the table as it was; a `staging` table is created without the target's location and properties.
     `into`: where the rows go when not `target` itself (a branch of it). -#}
-{% macro lakeplan_partial_update_write_sql(target, plan, spec, creates, label, staging=false, into=none) %}
-    {%- set layout = lakeplan.lakeplan_partial_update_layout(plan, spec) -%}
-    {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(plan, spec, layout) -%}
+{% macro lakeplan_partial_update_write_sql(target, write_group, spec, creates, label, staging=false, into=none) %}
+    {%- set layout = lakeplan.lakeplan_partial_update_layout(write_group, spec) -%}
+    {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(write_group, spec, layout) -%}
     {#- a shuffled collapse is distributed on the key into `parallelism` partitions already -#}
-    {%- set parallelism = none if layout.shuffled else plan.group.parallelism -%}
+    {%- set parallelism = none if layout.shuffled else write_group.group.parallelism -%}
     {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed, parallelism, spec.unique_key) ~ '\n)' -%}
-    {%- set merges = not creates and plan.group.write_mode != 'overwrite' -%}
-    {%- set options = lakeplan.lakeplan_merge_session_options(target, plan.group.write_options, staging,
+    {%- set merges = not creates and write_group.group.write_mode != 'overwrite' -%}
+    {%- set options = lakeplan.lakeplan_merge_session_options(target, write_group.group.write_options, staging,
         spec.get('change_mode')) if merges
-        else plan.group.write_options -%}
+        else write_group.group.write_options -%}
     {%- set write_sql -%}
-        {{ lakeplan.lakeplan_statement_options(options, plan.options_origin) }}
+        {{ lakeplan.lakeplan_statement_options(options, write_group.options_origin) }}
         {{- label }}
         {%- if creates -%}
-            {{ lakeplan.lakeplan_partial_update_create_sql(target, lakeplan.lakeplan_partial_update_created_rows(source, plan, spec), staging) }}
+            {{ lakeplan.lakeplan_partial_update_create_sql(target, lakeplan.lakeplan_partial_update_created_rows(source, write_group, spec), staging) }}
         {%- elif merges -%}
-            {{ lakeplan.lakeplan_partial_update_merge_sql(into or target, source, plan, spec) }}
+            {{ lakeplan.lakeplan_partial_update_merge_sql(into or target, source, write_group, spec) }}
         {%- else -%}
-            {{ lakeplan.lakeplan_partial_update_overwrite_sql(into or target, source, plan, spec) }}
+            {{ lakeplan.lakeplan_partial_update_overwrite_sql(into or target, source, write_group, spec) }}
         {%- endif -%}
     {%- endset -%}
     {{ return(write_sql) }}
@@ -220,9 +225,9 @@
 
 {#- The rows a group's first write creates the table with: every declared column, in order, typed; the group's
     collapsed values, a static partition's value, NULL for the columns the group does not write. -#}
-{% macro lakeplan_partial_update_created_rows(source, plan, spec) %}
+{% macro lakeplan_partial_update_created_rows(source, write_group, spec) %}
     {%- set static = {} -%}
-    {%- for name, value in plan.group.static_partition.items() -%}
+    {%- for name, value in write_group.group.static_partition.items() -%}
         {%- do static.update({name | lower: value}) -%}
     {%- endfor -%}
     {%- set projections = [] -%}
@@ -233,7 +238,7 @@
             {%- set value = lakeplan.lakeplan_checked_cast(lakeplan.lakeplan_string_literal(static[name]), 'string', column.data_type,
                 'static_partition of `' ~ spec.model ~ '` gives column `' ~ column.name ~ '` the value',
                 'give it a value of the column\'s type.') -%}
-        {%- elif sequence is none or sequence in plan.written -%}
+        {%- elif sequence is none or sequence in write_group.written -%}
             {%- set value = 'cast(lakeplan_change.' ~ lakeplan.lakeplan_quote(column.name) ~ ' as ' ~ column.data_type ~ ')' -%}
         {%- else -%}
             {%- set value = 'cast(null as ' ~ column.data_type ~ ')' -%}
@@ -256,7 +261,7 @@
     group writes (macros/tombstones/); the relation of the side table, or none. `record=false` only counts them.
     Those members share one sequence (the planner refuses two), each delete keeps its member's own value of it: the
     members' types are widened by the UNION, never cast to another member's. -#}
-{% macro lakeplan_partial_update_tombstones(relation, plans, spec, creates, record=true) %}
+{% macro lakeplan_partial_update_tombstones(relation, write_groups, spec, creates, record=true) %}
     {%- set deletes, deleting = [], [] -%}
     {%- set keys, present = [], [] -%}
     {%- for column in spec.columns if column.name | lower in spec.unique_key | map('lower') | list -%}
@@ -264,8 +269,8 @@
         {%- do keys.append('cast(' ~ name ~ ' as ' ~ column.data_type ~ ') as ' ~ name) -%}
         {%- do present.append(lakeplan.lakeplan_quote(column.name) ~ ' is not null') -%}
     {%- endfor -%}
-    {%- for plan in plans if spec.on_delete == 'remove_record' -%}
-        {%- for member in plan.members if member.config.op_column and member.config.sequence_by -%}
+    {%- for write_group in write_groups if spec.on_delete == 'remove_record' -%}
+        {%- for member in write_group.members if member.config.op_column and member.config.sequence_by -%}
             {%- set sequence = lakeplan.lakeplan_quote(member.config.sequence_by) -%}
             {%- do deleting.append('`' ~ member.config.name ~ '`') -%}
             {%- do deletes.append('select ' ~ keys | join(', ') ~ ', ' ~ sequence

@@ -2,7 +2,7 @@
 
 {#- The MERGE of one group: only the group's columns change, each by its merge rule or sequence group;
     remove_record deletes. -#}
-{% macro lakeplan_partial_update_merge_sql(target, source, plan, spec) %}
+{% macro lakeplan_partial_update_merge_sql(target, source, write_group, spec) %}
     {%- set matches = lakeplan.lakeplan_key_matches('lakeplan_table', 'lakeplan_change', spec.unique_key) -%}
     {%- set keys = spec.unique_key | map('lower') | list -%}
     {%- set keep, replace, names, values = [], [], [], [] -%}
@@ -13,10 +13,10 @@
         {%- do names.append(name) -%}
         {%- do values.append(change) -%}
         {%- do replace.append(name ~ ' = ' ~ change) -%}
-        {%- if sequence in plan.written -%}
+        {%- if sequence in write_group.written -%}
             {%- do keep.append(name ~ ' = case when ' ~ lakeplan.lakeplan_sequence_group_accepts(sequence) ~ ' then ' ~ change
                 ~ ' else ' ~ stored ~ ' end') -%}
-        {%- elif column.name | lower in plan.written and column.name | lower not in keys -%}
+        {%- elif column.name | lower in write_group.written and column.name | lower not in keys -%}
             {%- do keep.append(name ~ ' = ' ~ lakeplan.lakeplan_merge_rule_combine(
                 spec.merge_rules[spec.rules[column.name | lower]], stored, change, column.data_type,
                 'lakeplan_change.' ~ lakeplan.lakeplan_quote('lakeplan_written_' ~ column.name),
@@ -24,7 +24,7 @@
         {%- endif -%}
     {%- endfor -%}
     {%- set clauses = [] -%}
-    {%- if plan.changelog and spec.on_delete == 'remove_record' -%}
+    {%- if write_group.changelog and spec.on_delete == 'remove_record' -%}
         {%- do clauses.append('when matched and lakeplan_change.lakeplan_deleted and not lakeplan_change.lakeplan_alive'
             ~ ' then delete') -%}
         {%- do clauses.append(
@@ -38,8 +38,8 @@
 {% endmacro %}
 
 {#- write_mode overwrite: the group's rows replace the table, or the static partition it names. -#}
-{% macro lakeplan_partial_update_overwrite_sql(target, source, plan, spec) %}
-    {%- set static = plan.group.static_partition -%}
+{% macro lakeplan_partial_update_overwrite_sql(target, source, write_group, spec) %}
+    {%- set static = write_group.group.static_partition -%}
     {%- set fixed = static.keys() | map('lower') | list -%}
     {%- set partition = [] -%}
     {%- for name, value in static.items() -%}

@@ -8,9 +8,9 @@
 
 {#- One union branch per member: every written target column, cast to its type; the others NULL. A packed
     member's columns travel as one struct (the other branches' struct NULL), not as padded columns. -#}
-{% macro lakeplan_partial_update_union_sql(plan, spec, layout) %}
+{% macro lakeplan_partial_update_union_sql(write_group, spec, layout) %}
     {%- set branches = [] -%}
-    {%- for member in plan.members -%}
+    {%- for member in write_group.members -%}
         {%- set position = loop.index -%}
         {%- set projections = [] -%}
         {%- for column in spec.columns if column.name | lower not in layout.packed -%}
@@ -28,7 +28,7 @@
             {%- do projections.append(value ~ ' as ' ~ pack.name) -%}
         {%- endfor -%}
         {%- set sequences = [] -%}
-        {%- for family in plan.sequence_families -%}
+        {%- for family in write_group.sequence_families -%}
             {%- do sequences.append("'" ~ family ~ "', " ~ (lakeplan.lakeplan_quote(member.config.sequence_by)
                 if family == member.sequence_family else 'null')) -%}
         {%- endfor -%}
@@ -62,10 +62,10 @@
 {% endmacro %}
 
 {#- SQL: whether a union row comes from a member of the group that writes `column`. -#}
-{% macro lakeplan_partial_update_written_by(plan, column) %}
+{% macro lakeplan_partial_update_written_by(write_group, column) %}
     {%- set positions = [] -%}
-    {%- for member in plan.members if column.name | lower in member.written | map('lower') | list -%}
-        {%- do positions.append(plan.members.index(member) + 1) -%}
+    {%- for member in write_group.members if column.name | lower in member.written | map('lower') | list -%}
+        {%- do positions.append(write_group.members.index(member) + 1) -%}
     {%- endfor -%}
     {{ return('lakeplan_order.member in (' ~ positions | join(', ') ~ ')' if positions else 'false') }}
 {% endmacro %}
@@ -84,15 +84,15 @@
     `lakeplan_deleted` / `lakeplan_alive` (remove_record: the key was deleted in this run / re-inserted after
     its last delete). Retractions (-U/-D) stay in the rows only where a rule takes them back (`sum`, `count`). `layout`: the
     group's lakeplan_partial_update_layout. -#}
-{% macro lakeplan_partial_update_collapse_sql(plan, spec, layout) %}
+{% macro lakeplan_partial_update_collapse_sql(write_group, spec, layout) %}
     {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
     {%- set key_names = spec.unique_key | map('lower') | list -%}
-    {%- set removes = plan.changelog and spec.on_delete == 'remove_record' -%}
+    {%- set removes = write_group.changelog and spec.on_delete == 'remove_record' -%}
     {%- set retracting = [] -%}
-    {%- for column in plan.written if column in spec.rules and spec.merge_rules[spec.rules[column]].retracts -%}
+    {%- for column in write_group.written if column in spec.rules and spec.merge_rules[spec.rules[column]].retracts -%}
         {%- do retracting.append(column) -%}
     {%- endfor -%}
-    {%- set retracts = plan.changelog and retracting -%}
+    {%- set retracts = write_group.changelog and retracting -%}
     {%- set dropped_ops = [] if retracts else ['-U'] + ([] if removes else ['-D']) -%}
     {%- set after_delete = '(lakeplan_last_delete is null or lakeplan_order > lakeplan_last_delete)'
         if removes else 'true' -%}
@@ -105,7 +105,7 @@
     {#- a row ordered by the tombstones' sequence and older than its key's last delete in an earlier run loses; a row
         unsequenced, or ordered by another sequence, comes after it (partial_update.tombstone_sequence) -#}
     {%- set compared, families = [], [] -%}
-    {%- for member in plan.members -%}
+    {%- for member in write_group.members -%}
         {%- if (member.config.sequence_by or '') | lower == spec.tombstone_sequence -%}
             {%- do compared.append(loop.index | string) -%}
             {%- do families.append(member.sequence_family) -%}
@@ -118,26 +118,28 @@
     {%- set tombstone_filter = " and (lakeplan_op = '-D' or lakeplan_order.member not in (" ~ compared | join(', ')
         ~ ') or ' ~ sequence ~ ' is null or ' ~ lakeplan.lakeplan_after_tombstone(sequence) ~ ')' if tombstoned else '' -%}
     {%- set sequenced = [] -%}
-    {%- for member in plan.members if member.config.sequence_by -%}
+    {%- for member in write_group.members if member.config.sequence_by -%}
         {%- do sequenced.extend(member.written | map('lower')) -%}
     {%- endfor -%}
     {%- set aggregates, outputs, by_column_reasons = [], [], [] -%}
     {%- for column in spec.columns if column.name | lower not in key_names
-        and spec.grouped.get(column.name | lower) not in plan.written -%}
+        and spec.grouped.get(column.name | lower) not in write_group.written -%}
         {%- set name = lakeplan.lakeplan_quote(column.name) -%}
         {%- if column.name | lower in layout.packed -%}
             {%- do outputs.append(layout.packed[column.name | lower] ~ ' as ' ~ name) -%}
         {%- else -%}
             {%- set rule = spec.merge_rules[spec.rules[column.name | lower]] -%}
             {%- set ordered = removes or column.name | lower in sequenced -%}
-            {%- set written_by = lakeplan.lakeplan_partial_update_written_by(plan, column)
+            {%- set written_by = lakeplan.lakeplan_partial_update_written_by(write_group, column)
                 if rule.null_overwrites or '{written_order}' in rule.collapse else 'false' -%}
-            {%- set value = lakeplan.lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered, plan.changelog,
+            {%- set value = lakeplan.lakeplan_merge_rule_collapse(rule, name, column.data_type, ordered,
+                write_group.changelog,
                 written_by, spec.delimiters.get(column.name | lower), lakeplan.lakeplan_merge_rule_overflow(spec, column, '')) -%}
             {%- if rule.null_overwrites -%}
                 {#- a written NULL overwrites, so the MERGE must know whether this run wrote the column -#}
                 {%- set written = lakeplan.lakeplan_quote('lakeplan_written_' ~ column.name) -%}
-                {%- do aggregates.append('count_if(' ~ written_by ~ (' and lakeplan_live' if plan.changelog else '')
+                {%- set live = ' and lakeplan_live' if write_group.changelog else '' -%}
+                {%- do aggregates.append('count_if(' ~ written_by ~ live
                     ~ ') > 0 as ' ~ written) -%}
                 {%- do outputs.append(written) -%}
             {%- endif -%}
@@ -157,7 +159,7 @@
             ~ aggregate ~ ' as ' ~ pack.name) -%}
     {%- endfor -%}
     {#- a sequence group: the whole row of the greatest version wins, NULLs included -#}
-    {%- for group in spec.sequence_groups if group.sequence in plan.written -%}
+    {%- for group in spec.sequence_groups if group.sequence in write_group.written -%}
         {%- set struct_name = 'lakeplan_group_' ~ loop.index -%}
         {%- set fields = [] -%}
         {%- for name in [group.sequence] + group.columns -%}
@@ -172,11 +174,12 @@
     {#- a count, not max(lakeplan_last_delete): an aggregate over a struct takes Spark off hash aggregation
         onto a sort of every row (4x slower at 100k keys x 10 members) -#}
     {%- do aggregates.append(("count_if(lakeplan_op = '-D') > 0" if removes else 'false') ~ ' as lakeplan_deleted') -%}
-    {%- do aggregates.append(('count_if(lakeplan_live) > 0' if plan.changelog else 'true') ~ ' as lakeplan_alive') -%}
+    {%- set alive = 'count_if(lakeplan_live) > 0' if write_group.changelog else 'true' -%}
+    {%- do aggregates.append(alive ~ ' as lakeplan_alive') -%}
     {%- do outputs.extend(['lakeplan_deleted', 'lakeplan_alive']) -%}
-    {%- set members = '(\n' ~ lakeplan.lakeplan_partial_update_union_sql(plan, spec, layout) ~ '\n)' -%}
+    {%- set members = '(\n' ~ lakeplan.lakeplan_partial_update_union_sql(write_group, spec, layout) ~ '\n)' -%}
     {%- if layout.shuffled -%}
-        {%- set members = lakeplan.lakeplan_repartition(members, plan.group.parallelism, spec.unique_key) -%}
+        {%- set members = lakeplan.lakeplan_repartition(members, write_group.group.parallelism, spec.unique_key) -%}
     {%- endif -%}
     select
         {{ keys }},
@@ -196,7 +199,7 @@
             ) as lakeplan_ordered
         ) as lakeplan_rows
         group by {{ keys }}
-        having {{ lakeplan.lakeplan_partial_update_duplicate_check(plan, spec, layout) }}
+        having {{ lakeplan.lakeplan_partial_update_duplicate_check(write_group, spec, layout) }}
     ) as lakeplan_collapsed
 {% endmacro %}
 
@@ -214,13 +217,13 @@
     A member without sequence may have one row per key, which plain counts check; only sequenced members need
     the set of (sequence, member) pairs, an aggregate Spark runs off its fast hash-aggregate path. A member
     whose columns all have order-free rules (sum, max, ...) may send any number of rows per key. -#}
-{% macro lakeplan_partial_update_duplicate_check(plan, spec, layout) %}
+{% macro lakeplan_partial_update_duplicate_check(write_group, spec, layout) %}
     {%- set checks, sequenced, sequenced_names = [], [], [] -%}
-    {%- set live = 'lakeplan_live and ' if plan.changelog else '' -%}
+    {%- set live = 'lakeplan_live and ' if write_group.changelog else '' -%}
     {%- set packs = {} -%}
     {%- for pack in layout.packs -%}{%- do packs.update({pack.member: pack.name}) -%}{%- endfor -%}
     {%- set key = 'to_json(struct(' ~ lakeplan.lakeplan_quote_list(spec.unique_key) ~ '))' -%}
-    {%- for member in plan.members -%}
+    {%- for member in write_group.members -%}
         {%- set ordered = lakeplan.lakeplan_partial_update_ordered_columns(member, spec) -%}
         {%- set name = '`' ~ member.config.name ~ '`' -%}
         {%- set unordered = ['Member ' ~ name ~ ' of `' ~ spec.model ~ '` sends more than one row for the key ',

@@ -3,10 +3,10 @@
     sequence_groups: [{sequence, columns}],
     grouped: {column: its sequence}, types: {families, casts}}. -#}
 {% macro lakeplan_validate_get_partial_update_spec() %}
-    {%- set plan = lakeplan.lakeplan_plan() -%}
+    {%- set write_group = lakeplan.lakeplan_plan() -%}
     {%- set spec = {'owner': 'partial-update target `' ~ model.name ~ '`', 'model': model.name,
-                    'unique_key': plan.key} -%}
-    {%- do spec.update(plan.partial_update) -%}
+                    'unique_key': write_group.key} -%}
+    {%- do spec.update(write_group.partial_update) -%}
     {{ return(spec) }}
 {% endmacro %}
 
@@ -48,12 +48,12 @@
 {#- A column that several members write needs a rule that does not depend on order (sum, max, ...), a
     sequence group, or `sequence_by` on both members; otherwise which value wins would depend on the run.
     A member that writes a sequence group's column must write its version, or its values could never land. -#}
-{% macro lakeplan_validate_partial_update_overlaps(plans, spec) %}
+{% macro lakeplan_validate_partial_update_overlaps(write_groups, spec) %}
     {%- set writers = {} -%}
     {%- set keys = spec.unique_key | map('lower') | list -%}
-    {%- for plan in plans -%}
+    {%- for write_group in write_groups -%}
         {%- set group = loop.index -%}
-        {%- for member in plan.members -%}
+        {%- for member in write_group.members -%}
             {%- set written = member.written | map('lower') | list -%}
             {%- for column in written if column not in keys -%}
                 {%- set sequence = spec.grouped.get(column) -%}
@@ -114,10 +114,11 @@
 
 {#- The members ordered by the sequence the tombstones hold (partial_update.tombstone_sequence) are compared with
     its deletes, in this run and later ones: their `sequence_by` columns must be of one type family. -#}
-{% macro lakeplan_validate_tombstone_sequence(plans, spec) %}
+{% macro lakeplan_validate_tombstone_sequence(write_groups, spec) %}
     {%- set ordered = [] -%}
-    {%- for plan in plans -%}
-        {%- for member in plan.members if (member.config.sequence_by or '') | lower == spec.tombstone_sequence -%}
+    {%- for write_group in write_groups -%}
+        {%- for member in write_group.members
+            if (member.config.sequence_by or '') | lower == spec.tombstone_sequence -%}
             {%- do ordered.append(member) -%}
         {%- endfor -%}
     {%- endfor -%}
