@@ -35,7 +35,9 @@
             ~ ': only Iceberg\'s snapshots tell what is new. Nothing was written. Fix: read an Iceberg table, or read '
             ~ relation ~ ' whole.') -%}
     {%- endif -%}
-    {%- set current = lakeplan.lakeplan_head_snapshot(relation) -%}
+    {#- one read of the input's snapshots gives where it is now and what led there -#}
+    {%- set since = lakeplan.lakeplan_lineage(relation) -%}
+    {%- set current = since[-1].id if since else none -%}
     {%- set consumer = lakeplan.lakeplan_consumer() -%}
     {%- set consumed = none if flags.FULL_REFRESH or consumer.relation is none
         else lakeplan.lakeplan_consumed(consumer.relation).get(relation | string) -%}
@@ -46,7 +48,6 @@
     {%- elif consumed is none -%}
         {{ return(whole) }}
     {%- endif -%}
-    {%- set since = lakeplan.lakeplan_lineage(relation) -%}
     {%- set lineage = since | map(attribute='id') | list -%}
     {%- set changed = [] -%}
     {%- if consumed not in lineage -%}
@@ -70,7 +71,8 @@
             ~ changed | join(', ') ~ ') changed or removed rows, which only a whole reading follows.', info=true) -%}
         {{ return(whole) }}
     {%- endif -%}
-    {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
+    {#- the names alone, from an empty result: a plain query, not dbt's adapter macro that describes the table -#}
+    {%- set columns = run_query('select * from ' ~ relation ~ ' limit 0').column_names | list -%}
     {%- if since[-1].delete_files > 0 -%}
         {#- Iceberg's changelog refuses a table with delete files (merge-on-read writes): the rows of the current
             snapshot that the consumed one lacks are the appended ones; both ways round, every changed row -#}
@@ -115,16 +117,34 @@
     `lakeplan.consumed` after its commit; if it was stopped in between, the table's history tells: the write
     committed when a snapshot that is not a compaction follows `base` in the current lineage. -#}
 {% macro lakeplan_consumed(relation) %}
-    {%- set properties = {} -%}
-    {%- for row in run_query('show tblproperties ' ~ relation).rows if row[0].startswith('lakeplan.consumed') -%}
-        {%- do properties.update({row[0]: fromjson(row[1])}) -%}
-    {%- endfor -%}
-    {%- set consumed = properties.get('lakeplan.consumed') or {} -%}
-    {%- set pending = properties.get('lakeplan.consumed.pending') -%}
+    {%- set properties = lakeplan.lakeplan_table_properties(relation) -%}
+    {%- set consumed = fromjson(properties.get('lakeplan.consumed', '{}')) -%}
+    {%- set pending = fromjson(properties.get('lakeplan.consumed.pending', 'null')) -%}
     {%- if pending and lakeplan.lakeplan_committed_after(relation, pending.base) -%}
         {%- do consumed.update(pending.inputs) -%}
     {%- endif -%}
     {{ return(consumed) }}
+{% endmacro %}
+
+{#- `relation`'s table properties, {key: value}, as this dbt invocation first read them: a write's readers before its
+    first statement (each member's new_rows, the record of what the write consumed, its change_mode) share one
+    `show tblproperties`. The copy is kept in dbt's `graph`, the one object every node's context in an invocation
+    shares, under the invocation's id (a manifest reused by a later invocation reads again); a write's own ALTERs
+    run after its last read, and its maintenance reads the table itself. -#}
+{% macro lakeplan_table_properties(relation) %}
+    {%- set read = graph.get('lakeplan_table_properties') -%}
+    {%- if read is none or read.invocation != invocation_id -%}
+        {%- set read = {'invocation': invocation_id, 'tables': {}} -%}
+        {%- do graph.update({'lakeplan_table_properties': read}) -%}
+    {%- endif -%}
+    {%- if relation | string not in read.tables -%}
+        {%- set properties = {} -%}
+        {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
+            {%- do properties.update({row[0]: row[1]}) -%}
+        {%- endfor -%}
+        {%- do read.tables.update({relation | string: properties}) -%}
+    {%- endif -%}
+    {{ return(read.tables[relation | string]) }}
 {% endmacro %}
 
 {#- Whether a write (not a compaction) committed to `relation` after its snapshot `base` (none: no snapshot yet). -#}
@@ -142,15 +162,25 @@
     {{ return(head[0][0] | int if head else none) }}
 {% endmacro %}
 
-{#- The snapshots of `relation`'s current lineage, oldest first: [{id, operation, delete_files}], the last the current
-    one; `delete_files`: how many the table held at that snapshot. -#}
+{#- The snapshots of `relation`'s current lineage, oldest first: [{id, operation, delete_files}], the last the one its
+    main branch is at ([] before its first write); `delete_files`: how many the table held at that snapshot. One
+    query: the table's snapshots with the head of `main`, whose parents, followed back, are the lineage. -#}
 {% macro lakeplan_lineage(relation) %}
+    {%- set snapshots, chain = {}, [] -%}
+    {%- for row in run_query("select snapshot_id, parent_id, operation, coalesce(summary['total-delete-files'], '0'), "
+        ~ '(select snapshot_id from ' ~ relation ~ ".refs where name = 'main') from " ~ relation ~ '.snapshots').rows -%}
+        {%- do snapshots.update({row[0] | int: {'id': row[0] | int, 'parent': none if row[1] is none else row[1] | int,
+            'operation': row[2], 'delete_files': row[3] | int}}) -%}
+        {%- if not chain and row[4] is not none -%}{%- do chain.append(row[4] | int) -%}{%- endif -%}
+    {%- endfor -%}
+    {#- a parent expired from the table's history ends the lineage -#}
+    {%- for step in snapshots if chain and chain[-1] in snapshots -%}
+        {%- do chain.append(snapshots[chain[-1]].parent) -%}
+    {%- endfor -%}
     {%- set lineage = [] -%}
-    {%- for row in run_query('select h.snapshot_id, s.operation, '
-        ~ 'coalesce(s.summary[\'total-delete-files\'], \'0\') from ' ~ relation ~ '.history as h join '
-        ~ relation ~ '.snapshots as s on h.snapshot_id = s.snapshot_id '
-        ~ 'where h.is_current_ancestor order by h.made_current_at').rows -%}
-        {%- do lineage.append({'id': row[0] | int, 'operation': row[1], 'delete_files': row[2] | int}) -%}
+    {%- for id in chain | reverse if id in snapshots -%}
+        {%- do lineage.append({'id': id, 'operation': snapshots[id].operation,
+            'delete_files': snapshots[id].delete_files}) -%}
     {%- endfor -%}
     {{ return(lineage) }}
 {% endmacro %}

@@ -12,10 +12,17 @@
     {%- set mode = setting.mode | replace('_', '-') -%}
     {%- set reason = 'change_mode: ' ~ setting.mode -%}
     {%- if setting.mode == 'auto' -%}
-        {#- the rows the table holds: its data files' rows less the rows its delete files remove -#}
-        {%- set table_rows = run_query('select (select coalesce(sum(record_count), 0) from ' ~ relation
-            ~ '.data_files) - (select coalesce(sum(record_count), 0) from ' ~ relation ~ '.delete_files)')
+        {#- the rows the table holds: its data files' rows less the rows its delete files remove, as the summary of
+            its current snapshot totals them (the metadata, not the manifests), else counted over its files -#}
+        {%- set table_rows = run_query("select cast(summary['total-records'] as bigint) - cast(summary["
+            ~ "'total-position-deletes'] as bigint) - cast(summary['total-equality-deletes'] as bigint) from " ~ relation
+            ~ '.snapshots where snapshot_id = (select snapshot_id from ' ~ relation ~ ".refs where name = 'main')")
             .columns[0].values()[0] -%}
+        {%- if table_rows is none -%}
+            {%- set table_rows = run_query('select (select coalesce(sum(record_count), 0) from ' ~ relation
+                ~ '.data_files) - (select coalesce(sum(record_count), 0) from ' ~ relation ~ '.delete_files)')
+                .columns[0].values()[0] -%}
+        {%- endif -%}
         {%- set plan = run_query('explain cost ' ~ reads).rows[0][0].split('== Physical Plan ==')[0] -%}
         {%- set leaves = modules.re.findall('RelationV2\\[[^\\]]*\\] \\S+, Statistics\\(([^)]*)\\)', plan)
             + modules.re.findall('(?<![A-Za-z])(?:Relation|HiveTableRelation|LogicalRDD|InMemoryRelation)\\b[^\\n]*Statistics\\(([^)]*)\\)', plan) -%}
@@ -33,10 +40,7 @@
             else 'an input has no row count') ~ ' against the table\'s ' ~ table_rows ~ ', merge_on_read_max_share '
             ~ setting.merge_on_read_max_share -%}
     {%- endif -%}
-    {%- set properties = {} -%}
-    {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
-        {%- do properties.update({row[0]: row[1]}) -%}
-    {%- endfor -%}
+    {%- set properties = lakeplan.lakeplan_table_properties(relation) -%}
     {%- set modes = ['write.merge.mode', 'write.update.mode', 'write.delete.mode'] -%}
     {%- set differ = [] -%}
     {%- for key in modes if properties.get(key, 'copy-on-write') != mode -%}{%- do differ.append(key) -%}{%- endfor -%}

@@ -153,6 +153,20 @@ def test_a_write_stopped_after_its_commit_is_not_applied_again(project, spark):
     assert rows(spark, "totals") == [(10, 13, 1)] and matches_a_whole_rebuild(project, spark)
 
 
+def test_a_write_reads_its_target_properties_once_for_all_its_members(project, spark):
+    """lakeplan's fixed work per write (issue 30): the target's two members, the write's record of what it consumed
+    and its change_mode share one read of the target's properties (the state check reads its own), and each
+    member's new_rows reads its input's snapshots and head in one query."""
+    add_orders(spark, (1, 10, 5))
+    project.run("run", "-s", "totals")
+    add_orders(spark, (2, 20, 7))
+    result, log = project.invoke("run", "-s", "totals")
+    assert result.success and rows(spark, "totals") == [(10, 5, 5), (20, 7, 7)]
+    before_write = log.split(f"merge into {SCHEMA}.totals")[0]
+    assert before_write.count(f"show tblproperties {SCHEMA}.totals") == 2
+    assert before_write.count(f"from {ORDERS}.snapshots") == 2  # one query per member
+
+
 def test_a_failed_write_then_its_rerun_counts_each_row_once(project, spark):
     """A write that fails after noting what it was about to consume (its MERGE fails) changes nothing, and its rerun
     reads the same rows again: each is counted once."""
