@@ -14,11 +14,7 @@
     {%- if spec.changelog_mode != 'insert_only' -%}
         {%- do settings.append(('op_column', [spec.op_column])) -%}
     {%- endif -%}
-    {%- set missing = lakeplan.lakeplan_missing_column(settings, columns) -%}
-    {%- if missing -%}
-        {%- do exceptions.raise_compiler_error(
-            spec.owner ~ ' sets `meta.' ~ missing[0] ~ '` to a column it does not have: `' ~ missing[1] ~ '`.\n'
-            ~ 'Its columns: ' ~ columns | join(', ') ~ '.\n'
-            ~ 'Fix: name one of those columns in `' ~ missing[0] ~ '`, or add the column to the source.') -%}
-    {%- endif -%}
+    {%- do lakeplan.lakeplan_check_named_columns(settings, columns,
+        spec.owner ~ ' sets `meta.{setting}` to a column it does not have: `{column}`.',
+        'name one of those columns in `{setting}`, or add the column to the source.') -%}
 {% endmacro %}

@@ -1,9 +1,12 @@
-{#- The first (setting, column) of `settings` (pairs of a setting and the column names it gives) whose column
-    is not among `columns`, compared case-insensitively as Spark does; none when all are there. -#}
-{% macro lakeplan_missing_column(settings, columns) %}
+{#- Raises when a setting names a column that is not among `columns` (compared case-insensitively, as Spark does).
+    `settings`: pairs of a setting and the column names it gives. `problem` and `fix` are sentences in which
+    `{setting}` and `{column}` stand for the first setting and column found missing; the error lists `columns`. -#}
+{% macro lakeplan_check_named_columns(settings, columns, problem, fix) %}
     {%- set known = columns | map('lower') | list -%}
     {%- for setting, names in settings -%}
-        {%- for name in names if name | lower not in known -%}{{ return((setting, name)) }}{%- endfor -%}
+        {%- for name in names if name | lower not in known -%}
+            {%- do exceptions.raise_compiler_error(problem | replace('{setting}', setting) | replace('{column}', name)
+                ~ '\nIts columns: ' ~ columns | join(', ') ~ '.\nFix: ' ~ fix | replace('{setting}', setting)) -%}
+        {%- endfor -%}
     {%- endfor -%}
-    {{ return(none) }}
 {% endmacro %}

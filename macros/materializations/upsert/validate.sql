@@ -14,11 +14,7 @@
 {% macro lakeplan_validate_upsert_columns(spec, columns) %}
     {%- set needed = [('unique_key', spec.unique_key), ('op_column', [spec.op_column])]
         + ([('sequence_by', [spec.sequence_by])] if spec.sequence_by else []) -%}
-    {%- set missing = lakeplan.lakeplan_missing_column(needed, columns) -%}
-    {%- if missing -%}
-        {%- do exceptions.raise_compiler_error(
-            spec.owner ~ ' sets `' ~ missing[0] ~ '` to `' ~ missing[1] ~ '`, which its query does not select.\n'
-            ~ 'Its columns: ' ~ columns | join(', ') ~ '.\n'
-            ~ 'Fix: select that column from the changelog source, or name a selected column in `' ~ missing[0] ~ '`.') -%}
-    {%- endif -%}
+    {%- do lakeplan.lakeplan_check_named_columns(needed, columns,
+        spec.owner ~ ' sets `{setting}` to `{column}`, which its query does not select.',
+        'select that column from the changelog source, or name a selected column in `{setting}`.') -%}
 {% endmacro %}
