@@ -30,9 +30,10 @@ PLAN = f"""## The plan
 The planner hands each source and model one plan, in its config as `lakeplan_plan` (see it in
 `target/manifest.json`); the macros read lakeplan's settings only from there. The plan is typed and frozen
 (`plugins/dbt_lakeplan/node_plan.py`; these tables are generated from it), version {PLAN_VERSION}. A model's plan
-has the sections that apply to it: `change_mode`, `full_rewrite_max_mib` and `tombstone_retention_days` on an
-`upsert` or a partial-update target, `maintenance` where set, `upsert`, `partial_update` on a target, `member_of` on a member (planned as an
-ephemeral input of its target).
+has only the sections that apply to it, the others are left out (not null): `change_mode`, `full_rewrite_max_mib`
+and `tombstone_retention_days` on an `upsert` or a partial-update target, `maintenance` where set, `upsert`,
+`partial_update` on a target, `member_of` on a member (planned as an ephemeral input of its target; its
+`sequence_by` and `op_column` are in its target's `groups[].members`).
 """
 
 

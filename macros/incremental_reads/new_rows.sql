@@ -116,8 +116,8 @@
     consume as `lakeplan.consumed.pending` with the table's snapshot before it (`base`), and moves it to
     `lakeplan.consumed` after its commit; if it was stopped in between, the table's history tells: the write
     committed when a snapshot that is not a compaction follows `base` in the current lineage. -#}
-{% macro lakeplan_consumed(relation) %}
-    {%- set properties = lakeplan.lakeplan_table_properties(relation) -%}
+{% macro lakeplan_consumed(relation, properties=none) %}
+    {%- set properties = properties or lakeplan.lakeplan_table_properties(relation) -%}
     {%- set consumed = fromjson(properties.get('lakeplan.consumed', '{}')) -%}
     {%- set pending = fromjson(properties.get('lakeplan.consumed.pending', 'null')) -%}
     {%- if pending and lakeplan.lakeplan_committed_after(relation, pending.base) -%}
@@ -138,13 +138,29 @@
         {%- do graph.update({'lakeplan_table_properties': read}) -%}
     {%- endif -%}
     {%- if relation | string not in read.tables -%}
-        {%- set properties = {} -%}
-        {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
-            {%- do properties.update({row[0]: row[1]}) -%}
-        {%- endfor -%}
-        {%- do read.tables.update({relation | string: properties}) -%}
+        {%- do read.tables.update({relation | string: lakeplan.lakeplan_read_table_properties(relation)}) -%}
     {%- endif -%}
     {{ return(read.tables[relation | string]) }}
+{% endmacro %}
+
+{% macro lakeplan_read_table_properties(relation) %}
+    {%- set properties = {} -%}
+    {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
+        {%- do properties.update({row[0]: row[1]}) -%}
+    {%- endfor -%}
+    {{ return(properties) }}
+{% endmacro %}
+
+{#- Before snapshot expiry: a pending record of what a write consumed (a write stopped between its commit and its
+    record) names the snapshot it started from, which expiry may remove, and without it the record could not tell
+    whether the write committed. Settled first, from the table's properties as they are now: the consumed
+    snapshots if that write committed, else the record as it was. -#}
+{% macro lakeplan_settle_consumed(relation) %}
+    {%- set properties = lakeplan.lakeplan_read_table_properties(relation) -%}
+    {%- if 'lakeplan.consumed.pending' not in properties -%}{{ return(none) }}{%- endif -%}
+    {%- do run_query('alter table ' ~ relation ~ ' set tblproperties (' ~ lakeplan.lakeplan_properties_sql(
+        {'lakeplan.consumed': tojson(lakeplan.lakeplan_consumed(relation, properties))}) ~ ')') -%}
+    {%- do run_query('alter table ' ~ relation ~ " unset tblproperties if exists ('lakeplan.consumed.pending')") -%}
 {% endmacro %}
 
 {#- Whether a write (not a compaction) committed to `relation` after its snapshot `base` (none: no snapshot yet). -#}

@@ -73,6 +73,7 @@
         said ~ '{procedure} (' ~ figures ~ '): ') -%}
     {%- if state.expirable -%}
         {%- do lakeplan.lakeplan_move_applied_tags(relation) -%}
+        {%- do lakeplan.lakeplan_settle_consumed(relation) -%}
         {%- do lakeplan.lakeplan_maintenance_expire(relation, state, settings, said) -%}
     {%- endif -%}
     {%- if orphans and settings.orphans_after_hours is not none -%}

@@ -8,8 +8,16 @@
         {{ return(expression if lakeplan.lakeplan_normal_type(from_type) == lakeplan.lakeplan_normal_type(data_type)
             else 'cast(' ~ expression ~ ' as ' ~ data_type ~ ')') }}
     {%- endif -%}
-    {{ return('coalesce(try_cast(' ~ expression ~ ' as ' ~ data_type ~ '), case when ' ~ expression
-        ~ ' is not null then ' ~ lakeplan.lakeplan_raise_value_error(message, expression, data_type, fix) ~ ' end)') }}
+    {{ return('coalesce(' ~ lakeplan.lakeplan_finite('try_cast(' ~ expression ~ ' as ' ~ data_type ~ ')', data_type)
+        ~ ', case when ' ~ expression ~ ' is not null then '
+        ~ lakeplan.lakeplan_raise_value_error(message, expression, data_type, fix) ~ ' end)') }}
+{% endmacro %}
+
+{#- `expression` of `data_type`, NULL where it is infinite: a float or double that overflows becomes infinity, not
+    NULL, and would pass the checks that stop a write on NULL. Other types pass as they are. -#}
+{% macro lakeplan_finite(expression, data_type) %}
+    {%- if lakeplan.lakeplan_normal_type(data_type) not in ['float', 'double'] -%}{{ return(expression) }}{%- endif -%}
+    {{ return('nullif(nullif(' ~ expression ~ ", double('infinity')), double('-infinity'))") }}
 {% endmacro %}
 
 {#- raise_error with lakeplan's one-line message: `message`, the value, the type it does not fit, and `fix`. -#}

@@ -65,8 +65,8 @@ class UpsertPlan(Frozen):
 
 
 class Column(Frozen):
-    name: str
-    data_type: str
+    name: str = described("as the YAML declares it")
+    data_type: str = described("lower case")
 
 
 class Arithmetic(Frozen):
@@ -100,10 +100,10 @@ class Types(Frozen):
 
 
 class GroupMember(Frozen):
-    unique_id: str
-    name: str
-    sequence_by: Optional[str]
-    op_column: Optional[str]
+    unique_id: str = described("the member's dbt node")
+    name: str = described("the member's name")
+    sequence_by: Optional[str] = described("the column that orders the member's rows")
+    op_column: Optional[str] = described("a changelog member's row-kind column")
 
 
 class WritePlan(Frozen):
@@ -147,9 +147,9 @@ class Kind(Frozen):
 class MemberOf(Frozen):
     """Where `partial_update_target_relation()` finds a member's table (a ref would make a cycle)."""
 
-    target: str
-    schema_: str = Field(alias="schema")
-    identifier: str
+    target: str = described("the target model's name")
+    schema_: str = Field(alias="schema", description="the target table's schema")
+    identifier: str = described("the target table's name")
 
 
 class ModelPlan(Frozen):

@@ -207,8 +207,8 @@ class ModelSettings(Settings):
 
 class ColumnSettings(Settings):
     merge: Literal[tuple(RULES)] = setting(  # type: ignore[valid-type]
-        DEFAULT_RULE, "how this run's values of a key and the stored value combine (Paimon's aggregate functions; "
-        "the rules are listed below)", True, "sum")
+        DEFAULT_RULE, "how this run's values of a key and the stored value combine (Paimon's aggregate functions, "
+        "listed in docs/settings.md under Merge rules)", True, "sum")
     listagg_delimiter: Optional[str] = setting(
         None, f"on a `listagg` column: the text between joined values (Paimon's list-agg-delimiter); unset: "
         f"`{DEFAULT_DELIMITER}`", True, "; ")

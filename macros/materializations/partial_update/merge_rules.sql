@@ -37,7 +37,8 @@
     {%- set result_type = lakeplan.lakeplan_merge_rule_sql(rule.arithmetic.result_type,
         {'type': data_type, 'sum_type': lakeplan.lakeplan_sum_type(data_type)}) -%}
     {%- set counted = signed if rule.retracts else live_value -%}
-    {%- set total = 'coalesce(' ~ value ~ ', case when count(' ~ counted ~ ') > 0 then '
+    {%- set total = 'coalesce(' ~ lakeplan.lakeplan_finite(value, result_type)
+        ~ ', case when count(' ~ counted ~ ') > 0 then '
         ~ lakeplan.lakeplan_raise_value_error(overflow.message ~ ': the ' ~ rule.arithmetic.word
             ~ ' of this run\'s values for key', overflow.key, result_type, overflow.fix) ~ ' end)' -%}
     {{ return(lakeplan.lakeplan_checked_cast(total, result_type, data_type,
@@ -56,7 +57,8 @@
     {%- if not rule.arithmetic -%}{{ return('cast(' ~ either ~ value ~ ' end as ' ~ data_type ~ ')') }}{%- endif -%}
     {%- set combined = 'concat(cast(' ~ stored ~ ' as string), \' ' ~ rule.arithmetic.operator ~ ' \', cast(' ~ change
         ~ ' as string), \' for key \', ' ~ overflow.key ~ ')' -%}
-    {{ return(either ~ 'coalesce(try_cast(' ~ value ~ ' as ' ~ data_type ~ '), '
+    {%- set result = lakeplan.lakeplan_finite('try_cast(' ~ value ~ ' as ' ~ data_type ~ ')', data_type) -%}
+    {{ return(either ~ 'coalesce(' ~ result ~ ', '
         ~ lakeplan.lakeplan_raise_value_error(overflow.message ~ ' would become', combined, data_type, overflow.fix)
         ~ ') end') }}
 {% endmacro %}
