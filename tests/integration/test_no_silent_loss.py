@@ -13,16 +13,16 @@ from tests.integration.test_partial_update import member, rows, target_yml
 
 PRICES = {
     "models/prices.sql": "{{ partial_update_target() }}",
-    "models/prices.yml": target_yml("prices", {"id": "bigint", "b": "decimal(5,2)", "n": "int", "m": "int"}),
+    "models/prices.yml": target_yml("prices", {"id": "bigint", "b": "decimal(5,2)", "n": "int", "m": "int", "r": "float"}),
     "models/good.sql": member("prices", "select cast(1 as bigint) as id, 7 as n"),
-    # Step 2 sends a value of var `b` (text) and of var `m` (a bigint) for key var `key`.
+    # Step 2 sends a value of var `b` (text), of var `m` (a bigint) and of var `r` (a double) for key var `key`.
     "models/bad.sql": member("prices", by_step(
-        "select cast(1 as bigint) as id, '1.50' as b, cast(1 as bigint) as m",
+        "select cast(1 as bigint) as id, '1.50' as b, cast(1 as bigint) as m, cast(1 as double) as r",
         "select cast({{ var('key', 1) }} as bigint) as id, '{{ var('b', '12abc') }}' as b, "
-        "cast({{ var('m', 1) }} as bigint) as m",
+        "cast({{ var('m', 1) }} as bigint) as m, cast({{ var('r', 1) }} as double) as r",
     )),  # fmt: skip
 }
-STORED = [(1, Decimal("1.50"), 7, 1)]
+STORED = [(1, Decimal("1.50"), 7, 1, 1.0)]
 
 
 @pytest.fixture(scope="module")
@@ -39,16 +39,17 @@ def prices(make_project, spark):
         ("{step: 2, b: 12abc}", "12abc", "b", "decimal(5,2)"),  # stored 1.50 would have stayed, 12abc lost
         ("{step: 2, b: 123456.789, key: 3}", "123456.789", "b", "decimal(5,2)"),  # a new key would get NULL
         ("{step: 2, b: 1, m: 3000000000}", "3000000000", "m", "int"),
+        ("{step: 2, b: 1, r: 1e300}", "1.0E300", "r", "float"),  # a float would hold infinity
         ("{step: 2, b: 1, key: 2}", None, None, None),  # control: values that fit are written
     ],
-    ids=["text", "too_wide", "int_overflow", "control"],
+    ids=["text", "too_wide", "int_overflow", "float_overflow", "control"],
 )
 def test_a_value_the_target_cannot_hold_stops_the_write(prices, spark, step_vars, value, column, data_type):
     table = "lakeplan_lossless.prices"
     before, contents = snapshots(spark, table), rows(spark, table)
     if value is None:
         prices.run("run", "--vars", step_vars)
-        assert rows(spark, table) == STORED + [(2, Decimal("1.00"), None, 1)]
+        assert rows(spark, table) == STORED + [(2, Decimal("1.00"), None, 1, 1.0)]
         spark.sql(f"delete from {table} where id = 2")
         return
     log = prices.fail("run", "--vars", step_vars)
