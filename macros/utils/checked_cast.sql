@@ -1,16 +1,16 @@
 {#- `expression` (of `from_type`, none when unknown) as `data_type`, never losing a value: Spark's default
     (non-ANSI) cast turns text it cannot parse and numbers that overflow into NULL, which a partial update then
     treats as "no value". Where a non-NULL value does not fit, the statement stops with `message` (a sentence
-    naming where the value comes from), the value, the type and `fix` appended; nothing is written.
-    A cast that cannot lose a value (same type, widening) stays a plain cast. -#}
-{% macro lakeplan_checked_cast(expression, from_type, data_type, message, fix) %}
+    naming where the value comes from), the value (or `shown`: SQL of the text that stands for it), the type and
+    `fix` appended; nothing is written. A cast that cannot lose a value (same type, widening) stays a plain cast. -#}
+{% macro lakeplan_checked_cast(expression, from_type, data_type, message, fix, shown=none) %}
     {%- if from_type is not none and lakeplan.lakeplan_cast_is_lossless(from_type, data_type) -%}
         {{ return(expression if lakeplan.lakeplan_normal_type(from_type) == lakeplan.lakeplan_normal_type(data_type)
             else 'cast(' ~ expression ~ ' as ' ~ data_type ~ ')') }}
     {%- endif -%}
     {{ return('coalesce(' ~ lakeplan.lakeplan_finite('try_cast(' ~ expression ~ ' as ' ~ data_type ~ ')', data_type)
         ~ ', case when ' ~ expression ~ ' is not null then '
-        ~ lakeplan.lakeplan_raise_value_error(message, expression, data_type, fix) ~ ' end)') }}
+        ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, fix) ~ ' end)') }}
 {% endmacro %}
 
 {#- `expression` of `data_type`, NULL where it is infinite: a float or double that overflows becomes infinity, not

@@ -271,25 +271,30 @@ def test_hll_sketches_union_across_members_and_runs(make_project, spark):
 
 FLOATS_PROJECT = {
     "models/floats.sql": "{{ partial_update_target() }}",
-    "models/floats.yml": target_yml("floats", {"id": "bigint", "p": "double", "s": "double"}, rules={"p": "product", "s": "sum"}),
+    "models/floats.yml": target_yml("floats", {"id": "bigint", "p": "double", "s": "double", "c": "int"},
+                                    rules={"p": "product", "s": "sum", "c": "sum"}),
     "models/f_one.sql": member("floats", "select 1 as id, cast({{ var('p', 'null') }} as double) as p, "
-                                         "cast({{ var('s', 'null') }} as double) as s"),
-    "models/f_two.sql": member("floats", "select 1 as id, cast({{ var('p2', 'null') }} as double) as p"),
+                                         "cast({{ var('s', 'null') }} as double) as s, cast({{ var('c', 'null') }} as int) as c"),
+    "models/f_two.sql": member("floats", "select 1 as id, cast({{ var('p2', 'null') }} as double) as p, "
+                                         "cast({{ var('c', 'null') }} as int) as c"),
 }
 
 
-def test_a_floating_point_product_or_sum_that_overflows_stops_the_write(make_project, spark):
-    """A double that overflows becomes infinity, not NULL: the write stops as for an integer, and stores no `inf`."""
+def test_an_arithmetic_rule_that_overflows_stops_the_write_naming_the_key(make_project, spark):
+    """A double that overflows becomes infinity, not NULL: the write stops as for an integer, and stores no `inf`;
+    every overflow names the key."""
     project = make_project("float_rules", FLOATS_PROJECT)
     table = "lakeplan_float_rules.floats"
     project.run("run", "--vars", "{p: 1e200, s: 1e308}")
     before, stored = snapshots(spark, table), rows(spark, table)
-    assert stored == [(1, 1e200, 1e308)]
+    assert stored == [(1, 1e200, 1e308, None)]
     for extra, sentence in [
         ("p: 1e200", "`floats`.`p` (merge rule product) would become 1.0E200 * 1.0E200 for key {\"id\":1}"),
         ("s: 1e308", "`floats`.`s` (merge rule sum) would become 1.0E308 + 1.0E308 for key {\"id\":1}"),
         ("p: 1e200, p2: 1e200", "`floats`.`p` (merge rule product): the product of this run's values for key {\"id\":1}"),
+        # an int column's sum is a bigint until it is cast back: the error names the key there too
+        ("c: 2000000000", "`floats`.`c` (merge rule sum): this run's sum is 4000000000 for key {\"id\":1}, which int"),
     ]:
         log = project.fail("run", "--vars", f"{{{extra}}}")
-        assert f"lakeplan: {sentence}" in log and "which double cannot hold; this write stopped" in log
+        assert f"lakeplan: {sentence}" in log and "cannot hold; this write stopped" in log
         assert (snapshots(spark, table), rows(spark, table)) == (before, stored)

@@ -42,7 +42,8 @@
         ~ lakeplan.lakeplan_raise_value_error(overflow.message ~ ': the ' ~ rule.arithmetic.word
             ~ ' of this run\'s values for key', overflow.key, result_type, overflow.fix) ~ ' end)' -%}
     {{ return(lakeplan.lakeplan_checked_cast(total, result_type, data_type,
-        overflow.message ~ ': this run\'s ' ~ rule.arithmetic.word, overflow.fix)) }}
+        overflow.message ~ ': this run\'s ' ~ rule.arithmetic.word ~ ' is', overflow.fix,
+        'concat(cast(' ~ total ~ ' as string), \' for key \', ' ~ overflow.key ~ ')')) }}
 {% endmacro %}
 
 {#- The MERGE's new value of a column from the stored value and this run's. A rule that skips NULLs applies
