@@ -25,10 +25,7 @@
 
 {#- What the table records of the logic that built it (its lakeplan.* table properties). -#}
 {% macro lakeplan_stored_fingerprint(relation) %}
-    {%- set properties = {} -%}
-    {%- for row in run_query('show tblproperties ' ~ relation).rows if row[0].startswith('lakeplan.fingerprint') -%}
-        {%- do properties.update({row[0]: row[1]}) -%}
-    {%- endfor -%}
+    {%- set properties = lakeplan.lakeplan_read_table_properties(relation) -%}
     {%- set ancestors = properties.get('lakeplan.fingerprint.ancestors') -%}
     {%- set parts = properties.get('lakeplan.fingerprint.parts') -%}
     {{ return({

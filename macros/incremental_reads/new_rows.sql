@@ -117,7 +117,7 @@
     `lakeplan.consumed` after its commit; if it was stopped in between, the table's history tells: the write
     committed when a snapshot that is not a compaction follows `base` in the current lineage. -#}
 {% macro lakeplan_consumed(relation, properties=none) %}
-    {%- set properties = properties or lakeplan.lakeplan_table_properties(relation) -%}
+    {%- set properties = lakeplan.lakeplan_table_properties(relation) if properties is none else properties -%}
     {%- set consumed = fromjson(properties.get('lakeplan.consumed', '{}')) -%}
     {%- set pending = fromjson(properties.get('lakeplan.consumed.pending', 'null')) -%}
     {%- if pending and lakeplan.lakeplan_committed_after(relation, pending.base) -%}
@@ -141,14 +141,6 @@
         {%- do read.tables.update({relation | string: lakeplan.lakeplan_read_table_properties(relation)}) -%}
     {%- endif -%}
     {{ return(read.tables[relation | string]) }}
-{% endmacro %}
-
-{% macro lakeplan_read_table_properties(relation) %}
-    {%- set properties = {} -%}
-    {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
-        {%- do properties.update({row[0]: row[1]}) -%}
-    {%- endfor -%}
-    {{ return(properties) }}
 {% endmacro %}
 
 {#- Before snapshot expiry: a pending record of what a write consumed (a write stopped between its commit and its
