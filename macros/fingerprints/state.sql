@@ -81,7 +81,7 @@
         {%- endif -%}
         {%- if verdict.action in ['evolve', 'accept'] -%}
             {%- do log('lakeplan: model `' ~ node.name ~ '`: '
-                ~ ('accepting its current logic (' ~ changes | join('; ') ~ ')' if changes else 'new parts fit its table')
+                ~ ('accepting its current logic (' ~ changes | join('; ') ~ ')' if changes else 'its new or widened parts fit its table')
                 ~ '; the table keeps its rows and records fingerprint ' ~ current.fingerprint
                 ~ ' once this run writes it (a failed write records nothing).', info=true) -%}
         {%- endif -%}
@@ -102,7 +102,7 @@
         {%- do changes.append('`' ~ ancestor ~ '` changed its own SQL, columns or configs') -%}
     {%- endfor -%}
     {%- if stored.parts and current.parts -%}
-        {%- do changes.extend(lakeplan.lakeplan_target_part_changes(stored.parts, current.parts)) -%}
+        {%- do changes.extend(lakeplan.lakeplan_target_part_changes(stored.parts, current.parts, current.widened_parts or {})) -%}
     {%- elif stored.logic != current.logic -%}
         {%- do changes.append('its own SQL, columns or configs') -%}
     {%- endif -%}
@@ -113,10 +113,13 @@
     {{ return(changes) }}
 {% endmacro %}
 
-{#- A partial-update target's removed or changed parts (settings, columns, members); new ones fit. -#}
-{% macro lakeplan_target_part_changes(stored_parts, current_parts) %}
+{#- A partial-update target's removed or changed parts (settings, columns, members); new ones fit, and so does a
+    column whose type Iceberg widens in place (`widened_parts`: part -> its digests at the narrower types; the
+    write widens the stored column, lakeplan_widen_stored_columns). -#}
+{% macro lakeplan_target_part_changes(stored_parts, current_parts, widened_parts) %}
     {%- set changes = [] -%}
-    {%- for part, digest in stored_parts.items() if current_parts.get(part) != digest -%}
+    {%- for part, digest in stored_parts.items()
+        if current_parts.get(part) != digest and digest not in widened_parts.get(part, {}) -%}
         {%- set name = part.split(':', 1)[-1] -%}
         {%- set label = ('column `' ~ name ~ '` (type, merge rule or sequence group)') if part.startswith('column:')
             else ('member `' ~ name.split('.')[-1] ~ '`') if part.startswith('member:')

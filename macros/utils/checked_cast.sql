@@ -27,21 +27,25 @@
         ~ lakeplan.lakeplan_string_literal(', which ' ~ data_type ~ ' cannot hold; this write stopped and committed nothing. Fix: ' ~ fix) ~ '))') }}
 {% endmacro %}
 
+{#- Spark's types as plugins/dbt_lakeplan/spark_types.py declares them (the running model's plan carries them). -#}
+{% macro lakeplan_types() %}
+    {{ return(lakeplan.lakeplan_plan().types) }}
+{% endmacro %}
+
 {#- A type name as Spark prints it: lower case, no spaces, aliases resolved (`integer` -> `int`). -#}
 {% macro lakeplan_normal_type(data_type) %}
+    {%- set types = lakeplan.lakeplan_types() -%}
     {%- set name = data_type | lower | replace(' ', '') -%}
-    {%- set aliases = {'integer': 'int', 'long': 'bigint', 'short': 'smallint', 'byte': 'tinyint', 'real': 'float',
-                       'timestamp_ltz': 'timestamp',
-                       'decimal': 'decimal(10,0)', 'dec': 'decimal(10,0)', 'numeric': 'decimal(10,0)'} -%}
-    {%- set name = modules.re.sub('^(dec|numeric)\\(', 'decimal(', name) -%}
-    {{ return(aliases.get(name, name)) }}
+    {%- set base = name.split('(')[0] -%}
+    {%- set name = types.aliases.get(base, base) ~ name[base | length:] -%}
+    {{ return(types.bare.get(name, name)) }}
 {% endmacro %}
 
 {#- Whether every value of `from_type` has a value in `to_type` (so the cast never yields NULL): the same type,
     a NULL literal, anything atomic into string, or a widening of integers, decimals, floats and dates. -#}
 {% macro lakeplan_cast_is_lossless(from_type, to_type) %}
     {%- set source, target = lakeplan.lakeplan_normal_type(from_type), lakeplan.lakeplan_normal_type(to_type) -%}
-    {%- set digits = {'tinyint': 3, 'smallint': 5, 'int': 10, 'bigint': 19} -%}
+    {%- set digits = lakeplan.lakeplan_types().integer_digits -%}
     {%- set source_decimal = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', source) -%}
     {%- set target_decimal = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', target) -%}
     {%- if source == target or source == 'void' -%}{{ return(true) }}
@@ -55,13 +59,23 @@
         {{ return(source_scale <= target_scale and (source_decimal.group(1) | int) - source_scale
             <= (target_decimal.group(1) | int) - target_scale) }}
     {%- endif -%}
-    {{ return((source, target) in [('tinyint', 'double'), ('smallint', 'double'), ('int', 'double'),
-        ('float', 'double'), ('date', 'timestamp'), ('varchar', 'string'), ('char', 'string')]) }}
+    {{ return([source, target] in lakeplan.lakeplan_types().lossless) }}
 {% endmacro %}
 
-{#- A type's family; `types` defaults to the running target's plan. -#}
-{% macro lakeplan_type_family(data_type, types=none) %}
-    {%- set types = types or lakeplan.lakeplan_plan().partial_update.types -%}
+{#- Whether Iceberg changes a column's type `from_type` to `to_type` in place, keeping its values: its type
+    promotions, and a decimal's precision widened at the same scale (spark_types.promoted_from, the same rule). -#}
+{% macro lakeplan_iceberg_widens(from_type, to_type) %}
+    {%- set source, target = lakeplan.lakeplan_normal_type(from_type), lakeplan.lakeplan_normal_type(to_type) -%}
+    {%- set old = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', source) -%}
+    {%- set new = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', target) -%}
+    {%- if old and new -%}
+        {{ return(old.group(2) == new.group(2) and new.group(1) | int >= old.group(1) | int) }}
+    {%- endif -%}
+    {{ return([source, target] in lakeplan.lakeplan_types().promotions) }}
+{% endmacro %}
+
+{#- A type's family (spark_types.FAMILIES). -#}
+{% macro lakeplan_type_family(data_type) %}
     {%- set base = (data_type | lower | trim).split('(')[0].split('<')[0] | trim -%}
-    {{ return(types.families.get(base, 'complex')) }}
+    {{ return(lakeplan.lakeplan_types().families.get(base, 'complex')) }}
 {% endmacro %}

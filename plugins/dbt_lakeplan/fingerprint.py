@@ -16,6 +16,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbt_lakeplan.spark_types import promoted_from, spellings
+
 VERSIONS = ("v2", "v3")
 
 
@@ -58,6 +60,19 @@ def target_parts(settings: Any, columns: dict[str, Any], members: dict[str, str]
     parts.update({f"column:{name}": short(digest(column)) for name, column in columns.items()})
     parts.update({f"member:{uid}": short(fingerprint) for uid, fingerprint in members.items()})
     return parts
+
+
+def widened_parts(columns: dict[str, list]) -> dict[str, dict[str, str]]:
+    """For each column part of `target_parts` (a column: [name, data_type, settings...]), its digest as it was when
+    the column was declared with a type Iceberg widens in place into today's -> that type. The state check takes
+    such a change for the same logic (the values mean what they meant), and the write widens the stored column."""
+    widened = {}
+    for name, (label, data_type, *settings) in columns.items():
+        earlier = {short(digest([label, spelling, *settings])): narrower
+                   for narrower in promoted_from(data_type or "") for spelling in spellings(narrower)}  # fmt: skip
+        if earlier:
+            widened[f"column:{name}"] = earlier
+    return widened
 
 
 def fingerprints(nodes: dict[str, NodeLogic], version: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 import sqlglot
 
-from dbt_lakeplan.fingerprint import NodeLogic, ancestors, digest, fingerprints, short, target_parts
+from dbt_lakeplan.fingerprint import NodeLogic, ancestors, digest, fingerprints, short, target_parts, widened_parts
 from dbt_lakeplan.materializations import is_inlined, is_stateful, is_target
 from dbt_lakeplan.merge_rules import DEFAULT_RULE
 from dbt_lakeplan.node_plan import PLAN_KEY
@@ -197,12 +197,15 @@ def apply_fingerprints(
 def _state_record(node, local_parts: dict[str, Any], logic: dict[str, NodeLogic], prints: dict[str, str]) -> dict:
     """What a stateful model's table records beside its fingerprint, for the state check to say what changed
     and what may change: every ancestor's own logic (so a mismatch names the node that changed, not the input
-    it reached the model through), and for a partial-update target its parts, each checked on its own."""
+    it reached the model through), and for a partial-update target its parts, each checked on its own (and what
+    a column's part was before its type was widened: not recorded, only compared)."""
     if node.resource_type != "model" or not is_stateful(node.config.materialized):
         return {}
     record = {"ancestors": {uid: short(logic[uid].logic) for uid in ancestors(logic, node.unique_id)}}
     if is_target(node.config.materialized):
         members = [m["unique_id"] for g in node.config[PLAN_KEY]["partial_update"]["groups"] for m in g["members"]]
         settings = {label: part for label, part in local_parts.items() if label != "columns"}
-        record["parts"] = target_parts(settings, _target_columns(node), {m: prints[m] for m in members})
+        columns = _target_columns(node)
+        record["parts"] = target_parts(settings, columns, {m: prints[m] for m in members})
+        record["widened_parts"] = widened_parts(columns)
     return record

@@ -95,8 +95,15 @@ class SequenceGroup(Frozen):
 
 
 class Types(Frozen):
-    families: dict[str, str] = described("Spark type name -> family (spark_types.py)")
+    """Spark's types as spark_types.py declares them, for the run-time checks of the columns a write meets."""
+
+    families: dict[str, str] = described("Spark type name -> family")
     casts: dict[str, list[str]] = described("family -> the families Spark's cast turns it into")
+    aliases: dict[str, str] = described("another name of a type -> the name Spark prints")
+    bare: dict[str, str] = described("a type written without its parameters -> with Spark's defaults")
+    integer_digits: dict[str, int] = described("integer type -> the decimal digits it holds")
+    lossless: list[tuple[str, str]] = described("casts that never lose a value, beyond the general rules")
+    promotions: list[tuple[str, str]] = described("Iceberg's in-place type promotions, beyond a decimal's precision")
 
 
 class GroupMember(Frozen):
@@ -127,7 +134,6 @@ class TargetPlan(Frozen):
     delimiters: dict[str, str] = described("`listagg` column -> its delimiter")
     sequence_groups: list[SequenceGroup] = described("`sequence_groups`, lower case")
     grouped: dict[str, str] = described("a grouped column (and its sequence column) -> its sequence column")
-    types: Types = described("Spark's type families and casts, for the run-time checks of members' columns")
     groups: list[WritePlan] = described("the target's writes in order (overwrites first)", [])
     tombstone_sequence: Optional[str] = described("the `sequence_by` column its tombstones hold", None)
 
@@ -166,13 +172,14 @@ class ModelPlan(Frozen):
     tombstone_retention_days: Optional[int] = described("an `upsert` or target: how long a delete is remembered", None)
     change_mode: Optional[ChangeMode] = described("an `upsert` or target: how its MERGE lands", None)
     maintenance: Optional[MaintenancePlan] = described("a model with `maintenance` (docs/maintenance.md)", None)
+    types: Optional[Types] = described("an `upsert` or target: Spark's types, for its run-time type checks", None)
     upsert: Optional[UpsertPlan] = described("an `upsert`", None)
     partial_update: Optional[TargetPlan] = described("a partial-update target", None)
     member_of: Optional[MemberOf] = described("a member: its target's table (it is planned as an ephemeral)", None)
 
 
-SECTIONS = ("full_rewrite_max_mib", "tombstone_retention_days", "change_mode", "maintenance", "upsert", "partial_update",
-            "member_of")
+SECTIONS = ("full_rewrite_max_mib", "tombstone_retention_days", "change_mode", "maintenance", "types", "upsert",
+            "partial_update", "member_of")
 
 
 def as_config(plan: SourcePlan | ModelPlan) -> dict[str, Any]:

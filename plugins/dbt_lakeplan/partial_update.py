@@ -14,9 +14,9 @@ from dbt_lakeplan.digest import Member
 from dbt_lakeplan.grouping import WriteGroup, ungrouped_reason
 from dbt_lakeplan.materializations import is_target, materialization
 from dbt_lakeplan.merge_rules import resolve_merge_rules
-from dbt_lakeplan.node_plan import GroupMember, TargetPlan, Types, WritePlan
+from dbt_lakeplan.node_plan import GroupMember, TargetPlan, WritePlan
 from dbt_lakeplan.settings import ColumnSettings, ModelSettings
-from dbt_lakeplan.spark_types import CASTS, FAMILIES, type_problem
+from dbt_lakeplan.spark_types import type_problem
 
 
 def member(
@@ -96,10 +96,7 @@ def target_plan(
     problems.extend(rule_problems)
     grouped = {column: group["sequence"] for group in merge["sequence_groups"]
                for column in [group["sequence"], *group["columns"]]}  # fmt: skip
-    return TargetPlan(
-        columns=columns, on_delete=settings.partial_update_on_delete, **merge, grouped=grouped,
-        types=Types(families=FAMILIES, casts=CASTS),
-    )
+    return TargetPlan(columns=columns, on_delete=settings.partial_update_on_delete, **merge, grouped=grouped)
 
 
 def _declared_rule(settings: ColumnSettings | None) -> str | None:

@@ -26,10 +26,12 @@ from dbt_lakeplan import partial_update
 from dbt_lakeplan.grouping import group_members
 from dbt_lakeplan.materializations import materialization, node_kind
 from dbt_lakeplan.node_plan import (
-    PLAN_KEY, ChangeMode, Distribution, Keyed, Kind, MaintenancePlan, MemberOf, ModelPlan, SourcePlan, UpsertPlan,
+    PLAN_KEY, ChangeMode, Distribution, Keyed, Kind, MaintenancePlan, MemberOf, ModelPlan, SourcePlan, Types,
+    UpsertPlan,
     as_config,
 )
 from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, read_settings
+from dbt_lakeplan import spark_types
 from dbt_lakeplan.spark_types import type_problem
 
 MEMBER_ONLY = ("write_mode", "static_partition", "write_options")
@@ -186,6 +188,9 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
         sections["change_mode"] = ChangeMode(mode=settings.change_mode,
                                              merge_on_read_max_share=settings.merge_on_read_max_share)
         _check_change_mode(node, settings, found)
+        sections["types"] = Types(families=spark_types.FAMILIES, casts=spark_types.CASTS, aliases=spark_types.ALIASES,
+                                  bare=spark_types.BARE, integer_digits=spark_types.INTEGER_DIGITS,
+                                  lossless=spark_types.LOSSLESS, promotions=spark_types.PROMOTIONS)  # fmt: skip
         if node.config.get("file_format") != "iceberg":
             found.append(f"Model `{name}` is materialized as `{materialized}` with file_format "
                          f"{node.config.get('file_format')!r}; its writes are MERGEs, which need row-level updates. Fix: "

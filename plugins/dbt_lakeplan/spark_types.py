@@ -29,6 +29,49 @@ CASTS = {
 }
 
 
+# Other names of a type, and the parameters a bare `decimal` takes: a type as Spark prints it
+# (macros/utils/checked_cast.sql, lakeplan_normal_type).
+ALIASES = {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint", "real": "float",
+           "timestamp_ltz": "timestamp", "dec": "decimal", "numeric": "decimal"}  # fmt: skip
+BARE = {"decimal": "decimal(10,0)"}
+
+# A cast that never loses a value, beyond the same type and anything into string: integers into an integer or
+# decimal with as many digits, a decimal into one with as many digits on both sides of the point, and these pairs.
+INTEGER_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
+LOSSLESS = [("tinyint", "double"), ("smallint", "double"), ("int", "double"), ("float", "double"),
+            ("date", "timestamp"), ("varchar", "string"), ("char", "string")]  # fmt: skip
+
+# Iceberg's type promotions (a column's type changed in place, its stored values kept): these pairs, and a
+# decimal's precision widened at the same scale (macros/utils/checked_cast.sql, lakeplan_iceberg_widens).
+PROMOTIONS = [("int", "bigint"), ("float", "double")]
+DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
+
+
+def normal_type(data_type: str) -> str:
+    """A type name as Spark prints it: lower case, no spaces, aliases resolved (`Integer` -> `int`)."""
+    name = data_type.lower().replace(" ", "")
+    base = name.split("(")[0]
+    name = ALIASES.get(base, base) + name[len(base) :]
+    return BARE.get(name, name)
+
+
+def promoted_from(data_type: str) -> list[str]:
+    """The types Iceberg promotes in place to `data_type`, as Spark prints them."""
+    target = normal_type(data_type)
+    decimal = DECIMAL.match(target)
+    if decimal:
+        precision, scale = int(decimal.group(1)), int(decimal.group(2))
+        return [f"decimal({narrower},{scale})" for narrower in range(max(scale, 1), precision)]
+    return [source for source, promoted in PROMOTIONS if promoted == target]
+
+
+def spellings(data_type: str) -> list[str]:
+    """How a YAML may write a type Spark prints as `data_type`: lower or upper case, by an alias, a decimal's
+    scale after a space."""
+    names = [data_type, *(alias for alias, name in ALIASES.items() if name == data_type), data_type.replace(",", ", ")]
+    return sorted({spelling for name in names for spelling in (name, name.upper())})
+
+
 def base_type(data_type: str) -> str:
     """`decimal(10,2)` -> `decimal`, `array<int>` -> `array`."""
     return data_type.lower().split("(")[0].split("<")[0].strip()
@@ -171,3 +214,4 @@ def _primitive(tokens: list[str], position: int) -> int:
             raise SparkTypeError(f"`{name}({', '.join(map(str, parameters))})` needs a precision of at most "
                                  f"{MAX_DECIMAL_PRECISION} and a scale of at most the precision")  # fmt: skip
     return position
+

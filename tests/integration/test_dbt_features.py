@@ -72,12 +72,17 @@ def test_an_enforced_contract_on_a_partial_update_target_checks_its_table(make_p
     assert rows(spark, relation) == [(1, 10, "book")]
     assert dict(spark.table(relation).dtypes) == TARGET_COLUMNS  # created with the declared types
     before = snapshots(spark, relation)
-    write_files(project.path, {"models/product.yml": target("bigint")})
+    write_files(project.path, {"models/product.yml": target("double")})
     # the state check sees the changed type first; keeping the table then meets the contract
     log = project.fail("run", "--vars", "{lakeplan_accept_state: [product]}")
-    assert ("partial-update target `product` has an enforced contract declaring `stock` bigint, but its table "
+    assert ("partial-update target `product` has an enforced contract declaring `stock` double, but its table "
             "lakeplan_contract_target.product holds `stock` as int") in log  # fmt: skip
     assert snapshots(spark, relation) == before
+    # a type Iceberg widens in place meets the contract once the write widens the stored column
+    write_files(project.path, {"models/product.yml": target("bigint")})
+    project.run("run")
+    assert dict(spark.table(relation).dtypes)["stock"] == "bigint"
+    assert rows(spark, relation) == [(1, 10, "book")]
     project.run("run", "--full-refresh")
     assert dict(spark.table(relation).dtypes)["stock"] == "bigint"
 

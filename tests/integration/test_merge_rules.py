@@ -298,3 +298,24 @@ def test_an_arithmetic_rule_that_overflows_stops_the_write_naming_the_key(make_p
         log = project.fail("run", "--vars", f"{{{extra}}}")
         assert f"lakeplan: {sentence}" in log and "cannot hold; this write stopped" in log
         assert (snapshots(spark, table), rows(spark, table)) == (before, stored)
+
+
+def test_widening_a_column_as_the_overflow_error_says_keeps_the_stored_values(make_project, spark):
+    """The overflow error's fix (widen the column's data_type) is taken: the state check takes the widened column
+    for the same logic, the stored column is widened in place (Iceberg's type promotion) and the write goes on with
+    every stored value kept; a narrowing is still a change of logic."""
+    project = make_project("widen_rules", FLOATS_PROJECT)
+    table = "lakeplan_widen_rules.floats"
+    project.run("run", "--vars", "{s: 2.5, c: 1000000000}")
+    assert rows(spark, table) == [(1, None, 2.5, 2000000000)]
+    assert "which int cannot hold" in project.fail("run", "--vars", "{c: 1000000000}")
+    wide = {"id": "bigint", "p": "double", "s": "double", "c": "bigint"}
+    yml = project.path / "models/floats.yml"
+    yml.write_text(target_yml("floats", wide, rules={"p": "product", "s": "sum", "c": "sum"}))
+    project.run("run", "--vars", "{c: 1000000000}")
+    assert rows(spark, table) == [(1, None, 2.5, 4000000000)]
+    assert dict(spark.table(table).dtypes)["c"] == "bigint"
+    yml.write_text(target_yml("floats", {**wide, "c": "int"}, rules={"p": "product", "s": "sum", "c": "sum"}))
+    log = project.fail("run", "--vars", "{c: 1}")
+    assert "What changed: column `c` (type, merge rule or sequence group) changed." in log
+    assert rows(spark, table) == [(1, None, 2.5, 4000000000)]

@@ -3,7 +3,8 @@ its AstBuilder adds), at parse time and without a JVM."""
 
 import pytest
 
-from dbt_lakeplan.spark_types import type_problem
+from dbt_lakeplan.fingerprint import digest, short, widened_parts
+from dbt_lakeplan.spark_types import normal_type, promoted_from, type_problem
 
 SPARK_TYPES = [
     "bigint", "BIGINT", " int ", "integer", "long", "short", "byte", "real", "double", "boolean", "date", "timestamp",
@@ -42,3 +43,29 @@ def test_every_form_of_sparks_type_grammar_parses(data_type):
 ], ids=lambda value: value if " " not in value else None)  # fmt: skip
 def test_text_spark_would_refuse_says_where_and_why(data_type, reason):
     assert reason in type_problem(data_type)
+
+
+@pytest.mark.parametrize("written, printed", [
+    ("INTEGER", "int"), ("long", "bigint"), ("Decimal(8, 2)", "decimal(8,2)"), ("numeric(5,1)", "decimal(5,1)"),
+    ("dec", "decimal(10,0)"), ("timestamp_ltz", "timestamp"), ("array<int>", "array<int>"),
+])  # fmt: skip
+def test_a_type_is_named_as_spark_prints_it(written, printed):
+    assert normal_type(written) == printed
+
+
+def test_iceberg_promotes_ints_floats_and_a_decimals_precision_at_its_scale():
+    assert promoted_from("BIGINT") == ["int"]
+    assert promoted_from("double") == ["float"]
+    assert promoted_from("decimal(5, 2)") == ["decimal(2,2)", "decimal(3,2)", "decimal(4,2)"]
+    assert promoted_from("string") == promoted_from("int") == promoted_from("decimal(1,0)") == []
+
+
+def test_a_column_part_declared_narrower_is_known_in_every_spelling():
+    """The state check takes a column whose type was widened for the same column: its part as stored (the type
+    spelled as the YAML had it) is among today's widened parts."""
+    rule = {"merge": "sum"}
+    widened = widened_parts({"c": ["c", "bigint", rule], "s": ["s", "string"]})
+    assert set(widened) == {"column:c"}
+    for spelling in ("int", "INT", "integer", "INTEGER"):
+        assert widened["column:c"][short(digest(["c", spelling, rule]))] == "int"
+    assert short(digest(["c", "int", {"merge": "max"}])) not in widened["column:c"]  # a changed rule is a change

@@ -50,16 +50,20 @@
     {%- do lakeplan.lakeplan_validate_tombstone_sequence(write_groups, spec) -%}
     {%- set creates = existing is none or existing.is_view or lakeplan.should_full_refresh() -%}
     {#- the table is created with the declared types and every member value is cast to them (checked above): an
-        enforced contract adds that a kept table holds those types (its error first: it names the contract) -#}
+        enforced contract adds that a kept table holds those types (its error first: it names the contract), or
+        narrower ones Iceberg widens in place, which a write (not compile, not --empty) widens before it writes -#}
     {%- if config.get('contract').enforced and not creates -%}
-        {%- do lakeplan.lakeplan_assert_contract(spec.owner, none, this) -%}
+        {%- do lakeplan.lakeplan_assert_contract(spec.owner, none, this, widens=true) -%}
     {%- endif -%}
     {%- if not creates -%}
         {%- set declared = [] -%}
         {%- for column in spec.columns -%}{%- do declared.append({'name': column.name, 'dtype': column.data_type}) -%}{%- endfor -%}
-        {%- do lakeplan.lakeplan_validate_stored_types(existing, declared, spec.owner, 'its YAML now declares',
-            'set its data_type back to {stored}, or rebuild the table with `dbt run -s ' ~ spec.model
-            ~ ' --full-refresh` (from this run\'s rows alone).') -%}
+        {%- set widened = lakeplan.lakeplan_validate_stored_types(existing, declared, spec.owner,
+            'its YAML now declares', 'set its data_type back to {stored}, or rebuild the table with `dbt run -s '
+            ~ spec.model ~ ' --full-refresh` (from this run\'s rows alone).', widens=true) -%}
+        {%- if widened and lakeplan.lakeplan_state_check_applies() -%}
+            {%- do lakeplan.lakeplan_widen_stored_columns(existing, widened, spec.owner) -%}
+        {%- endif -%}
     {%- endif -%}
     {{ return({'spec': spec, 'relation': this.incorporate(type='table'), 'existing': existing, 'write_groups': write_groups,
         'creates': creates, 'applied': lakeplan.lakeplan_partial_update_applied(write_groups, spec, existing, creates)}) }}

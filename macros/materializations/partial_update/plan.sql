@@ -25,7 +25,7 @@
             and column.name | lower != (member.op_column or '') | lower -%}
             {%- do written.append(column.name) -%}
         {%- endfor -%}
-        {%- set family = lakeplan.lakeplan_type_family(types[member.sequence_by | lower], spec.types)
+        {%- set family = lakeplan.lakeplan_type_family(types[member.sequence_by | lower])
             if member.sequence_by else none -%}
         {%- if family and family not in sequence_families -%}{%- do sequence_families.append(family) -%}{%- endif -%}
         {%- do members.append({'config': member, 'view': view, 'query': query, 'written': written, 'types': types,

@@ -1,7 +1,6 @@
 {#- The target's plan as its macros read it: {owner, model, unique_key, columns: [{name, data_type}], on_delete,
     groups, rules: {column: merge rule}, order_independent, merge_rules: {rule: its declaration}, delimiters,
-    sequence_groups: [{sequence, columns}],
-    grouped: {column: its sequence}, types: {families, casts}}. -#}
+    sequence_groups: [{sequence, columns}], grouped: {column: its sequence}}. -#}
 {% macro lakeplan_validate_get_partial_update_spec() %}
     {%- set write_group = lakeplan.lakeplan_plan() -%}
     {%- set spec = {'owner': 'partial-update target `' ~ model.name ~ '`', 'model': model.name,
@@ -36,7 +35,7 @@
                 'Member `' ~ member.name ~ '` selects `' ~ column.name ~ '`, which is not a column of ' ~ spec.owner
                 ~ '.\nIts columns: ' ~ target_types.keys() | join(', ') ~ '.'
                 ~ fix ~ 'rename it to a target column, drop it, or declare it in `' ~ spec.model ~ '`\'s YAML.') -%}
-        {%- elif not lakeplan.lakeplan_can_cast(column.dtype, target_type, spec.types) -%}
+        {%- elif not lakeplan.lakeplan_can_cast(column.dtype, target_type) -%}
             {%- do exceptions.raise_compiler_error(
                 'Member `' ~ member.name ~ '` writes `' ~ column.name ~ '` as ' ~ column.dtype ~ ', which Spark cannot '
                 ~ 'cast to the target\'s ' ~ target_type ~ ' (' ~ spec.owner ~ ').'
@@ -101,8 +100,7 @@
     {%- for one in [earlier, member] -%}
         {%- do types.append(one.types[one.config.sequence_by | lower]) -%}
     {%- endfor -%}
-    {%- set families = [lakeplan.lakeplan_type_family(types[0], spec.types),
-                        lakeplan.lakeplan_type_family(types[1], spec.types)] -%}
+    {%- set families = [lakeplan.lakeplan_type_family(types[0]), lakeplan.lakeplan_type_family(types[1])] -%}
     {%- if families[0] != families[1] -%}
         {%- do exceptions.raise_compiler_error(
             names ~ ', ordered by `sequence_by` columns of different types (`' ~ earlier.config.sequence_by ~ '` '
@@ -136,12 +134,11 @@
     {%- endif -%}
 {% endmacro %}
 
-{#- Whether Spark (non-ANSI) casts `from_type` to `to_type`, by type family (`types`: the plan's families and
-    casts, declared in plugins/dbt_lakeplan/spark_types.py). -#}
-{% macro lakeplan_can_cast(from_type, to_type, types) %}
+{#- Whether Spark (non-ANSI) casts `from_type` to `to_type`, by type family (spark_types.CASTS). -#}
+{% macro lakeplan_can_cast(from_type, to_type) %}
     {%- if from_type | lower | replace(' ', '') == to_type | lower | replace(' ', '') -%}{{ return(true) }}{%- endif -%}
-    {%- set source = lakeplan.lakeplan_type_family(from_type, types) -%}
-    {{ return(lakeplan.lakeplan_type_family(to_type, types) in types.casts.get(source, ['string'])) }}
+    {%- set source = lakeplan.lakeplan_type_family(from_type) -%}
+    {{ return(lakeplan.lakeplan_type_family(to_type) in lakeplan.lakeplan_types().casts.get(source, ['string'])) }}
 {% endmacro %}
 
 {#- A member's op and sequence columns (lower case): they order and classify rows, they are not written. -#}

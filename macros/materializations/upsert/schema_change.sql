@@ -84,13 +84,3 @@
     {%- endfor -%}
     {{ return(parts | join(', ')) }}
 {% endmacro %}
-
-{#- Whether Iceberg changes a column's type `from_type` to `to_type` in place (its allowed type promotions). -#}
-{% macro lakeplan_iceberg_widens(from_type, to_type) %}
-    {%- set decimal = '^decimal\\((\\d+), *(\\d+)\\)$' -%}
-    {%- set old, new = modules.re.match(decimal, from_type), modules.re.match(decimal, to_type) -%}
-    {%- if old and new -%}
-        {{ return(old.group(2) == new.group(2) and new.group(1) | int >= old.group(1) | int) }}
-    {%- endif -%}
-    {{ return((from_type, to_type) in [('int', 'bigint'), ('float', 'double')]) }}
-{% endmacro %}
