@@ -7,48 +7,37 @@ these things: a model lakeplan neither lays out, merges nor state-checks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dbt_lakeplan.node_plan import Kind, described
 
 UPSERT = "upsert"  # lakeplan's: applies a changelog to a table by key (macros/materializations/upsert/)
 TARGET = "partial_update"  # lakeplan's: a partial-update target, written by its members' rows
 
 
-@dataclass(frozen=True)
-class Materialization:
+class Materialization(Kind):
+    """A materialization: what its models are (Kind's fields, which their plans carry) and two things only Python
+    asks. Never a member: a member is one by its config, whatever its materialization."""
+
     name: str
-    # its table keeps rows between runs: a member (written only through its target) cannot be one
-    keeps_rows: bool = False
-    # lakeplan fingerprints the logic its kept rows were built by and checks it before a write (the state check)
-    stateful: bool = False
-    # it writes a table of its own: a keyed layout and a write parallelism apply
-    table: bool = False
-    # lakeplan's own materialization writes it by MERGE, then records its state and maintains it after that write
-    merged: bool = False
-    # it applies a changelog by key (op_column, sequence_by, tombstones) and records what its write consumed
-    changelog: bool = False
-    # it is written by its members (partial_update_target), one statement per write group
-    target: bool = False
-    # dbt inlines it into its consumers as a CTE: it has no relation, and its consumers carry its logic
-    inlined: bool = False
+    keeps_rows: bool = described("its table keeps rows between runs: a member (written only through its target) "
+                                 "cannot be one", False)  # fmt: skip
+    inlined: bool = described("dbt inlines it into its consumers as a CTE: it has no relation, and its consumers "
+                              "carry its logic", False)  # fmt: skip
 
 
 MATERIALIZATIONS = {m.name: m for m in (
-    Materialization("table", table=True),  # rebuilt by every run
-    Materialization("view"),  # holds no rows
-    Materialization("ephemeral", inlined=True),  # a CTE of its consumers
-    Materialization("incremental", keeps_rows=True, stateful=True, table=True),  # dbt-spark's, appends or merges
-    Materialization("snapshot", keeps_rows=True),  # dbt's history table, not a model lakeplan state-checks
-    Materialization(UPSERT, keeps_rows=True, stateful=True, table=True, merged=True, changelog=True),
-    Materialization(TARGET, keeps_rows=True, stateful=True, table=True, merged=True, target=True),
+    Materialization(name="table", table=True),  # rebuilt by every run
+    Materialization(name="view"),  # holds no rows
+    Materialization(name="ephemeral", inlined=True),  # a CTE of its consumers
+    Materialization(name="incremental", keeps_rows=True, stateful=True, table=True),  # dbt-spark's, appends or merges
+    Materialization(name="snapshot", keeps_rows=True),  # dbt's history table, not a model lakeplan state-checks
+    Materialization(name=UPSERT, keeps_rows=True, stateful=True, table=True, merged=True, changelog=True),
+    Materialization(name=TARGET, keeps_rows=True, stateful=True, table=True, merged=True, target=True),
 )}  # fmt: skip
-
-# what a model's plan carries as `kind`, for the macros; `member` besides (a member's own materialization is moot)
-KIND_FIELDS = ("stateful", "table", "merged", "changelog", "target")
 
 
 def materialization(name: str | None) -> Materialization:
     """The declared materialization; one lakeplan does not know is none of the kinds."""
-    return MATERIALIZATIONS.get(name or "", Materialization(name or ""))
+    return MATERIALIZATIONS.get(name or "", Materialization(name=name or ""))
 
 
 def is_stateful(name: str | None) -> bool:
@@ -63,9 +52,9 @@ def is_inlined(name: str | None) -> bool:
     return materialization(name).inlined
 
 
-def node_kind(name: str | None, member: bool) -> dict[str, bool]:
+def node_kind(name: str | None, member: bool) -> Kind:
     """A model's `kind` in its plan: a partial-update member (config `partial_update_target`) is a member and
     nothing else, as it becomes an ephemeral input of its target; any other model is what its materialization is."""
-    declared = Materialization("") if member else materialization(name)
-    return {"member": member, **{field: getattr(declared, field) for field in KIND_FIELDS}}
-
+    if member:
+        return Kind(member=True)
+    return Kind(**materialization(name).model_dump(include=set(Kind.model_fields)))

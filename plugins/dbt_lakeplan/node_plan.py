@@ -139,15 +139,18 @@ class TargetPlan(Frozen):
 
 
 class Kind(Frozen):
-    """What the model is, from its materialization's row in materializations.py: the macros read this, never the
+    """What a model is, from its materialization's row in materializations.py: the macros read this, never the
     materialization's name."""
 
-    member: bool = described("a partial-update member (`partial_update_target`), whatever its materialization")
-    stateful: bool = described("its table keeps rows that the state check guards")
-    table: bool = described("it writes a table of its own: a keyed layout and a write parallelism apply")
-    merged: bool = described("lakeplan's materialization MERGEs into it, records its state and maintains it after")
-    changelog: bool = described("an `upsert`: applies a changelog by key")
-    target: bool = described("a partial-update target: written by its members")
+    member: bool = described("a partial-update member (`partial_update_target`), whatever its materialization", False)
+    stateful: bool = described("lakeplan fingerprints the logic its kept rows were built by and checks it before a "
+                               "write (the state check)", False)  # fmt: skip
+    table: bool = described("it writes a table of its own: a keyed layout and a write parallelism apply", False)
+    merged: bool = described("lakeplan's own materialization writes it: by MERGE, recording its state after the "
+                             "write and maintaining it", False)  # fmt: skip
+    changelog: bool = described("it applies a changelog by key (`op_column`, `sequence_by`, tombstones) and records "
+                                "what its write consumed", False)  # fmt: skip
+    target: bool = described("a partial-update target: written by its members, one statement per write group", False)
 
 
 class MemberOf(Frozen):

@@ -22,16 +22,14 @@ from dbt.events.types import JinjaLogWarning
 from dbt_common.events.functions import warn_or_error
 from dbt_common.exceptions import CompilationError
 
-from dbt_lakeplan import partial_update
+from dbt_lakeplan import partial_update, spark_types
 from dbt_lakeplan.grouping import group_members
 from dbt_lakeplan.materializations import materialization, node_kind
 from dbt_lakeplan.node_plan import (
-    PLAN_KEY, ChangeMode, Distribution, Keyed, Kind, MaintenancePlan, MemberOf, ModelPlan, SourcePlan, Types,
-    UpsertPlan,
+    PLAN_KEY, ChangeMode, Distribution, Keyed, MaintenancePlan, MemberOf, ModelPlan, SourcePlan, Types, UpsertPlan,
     as_config,
 )
 from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, read_settings
-from dbt_lakeplan import spark_types
 from dbt_lakeplan.spark_types import type_problem
 
 MEMBER_ONLY = ("write_mode", "static_partition", "write_options")
@@ -135,6 +133,7 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
     checks that need no database."""
     name, materialized, owner = node.name, node.config.materialized, f"model `{node.name}`"
     is_member = settings.partial_update_target is not None
+    # what the plan says the model is (a member is only that), and the materialization it names
     kind, registered = node_kind(materialized, is_member), materialization(materialized)
     is_target = registered.target
     for setting in (s for s in MEMBER_ONLY if s in settings.model_fields_set and not is_member):
@@ -158,7 +157,7 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
                 "only a column of a partial-update target follows. Fix: remove it, or declare it on the target's column."
             )
     _check_data_types(node, "partial-update target" if is_target else "model", found)
-    table = kind["table"]
+    table = kind.table
     keyed = _keyed(settings.keyed_by, settings.key_groups, owner, "keyed_by", found)
     if keyed and (len(keyed.keys) != 1 or not table or node.config.get("file_format") != "iceberg"):
         found.append(
@@ -212,7 +211,7 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
     if is_target:
         sections["partial_update"] = partial_update.target_plan(node, settings, columns, found)
     return ModelPlan(
-        model=name, kind=Kind(**kind), key=settings.unique_key or [], distribution=Distribution(parallelism=settings.parallelism),
+        model=name, kind=kind, key=settings.unique_key or [], distribution=Distribution(parallelism=settings.parallelism),
         keyed=keyed, on_state_mismatch=settings.on_state_mismatch, **sections,
     )  # fmt: skip
 

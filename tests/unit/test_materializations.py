@@ -5,8 +5,10 @@ import re
 
 import pytest
 
+from pydantic import ValidationError
+
 from dbt_lakeplan.materializations import (
-    KIND_FIELDS, MATERIALIZATIONS, TARGET, UPSERT, is_inlined, is_stateful, is_target, materialization, node_kind,
+    MATERIALIZATIONS, TARGET, UPSERT, Materialization, is_inlined, is_stateful, is_target, materialization, node_kind,
 )  # fmt: skip
 from tests.conftest import REPO
 
@@ -28,21 +30,21 @@ def test_each_kind_is_the_materializations_that_have_it():
 
 @pytest.mark.parametrize("name", ["materialized_view", "", None])
 def test_a_materialization_lakeplan_does_not_know_is_none_of_the_kinds(name):
-    assert not any(getattr(materialization(name), kind) for kind in (*KIND_FIELDS, "keeps_rows", "inlined"))
+    assert not any(getattr(materialization(name), kind) for kind in Materialization.model_fields if kind != "name")
     assert not is_stateful(name) and not is_target(name) and not is_inlined(name)
 
 
 def test_a_models_kind_is_its_materializations_and_a_member_is_only_a_member():
-    assert node_kind("incremental", member=False) == {
+    assert node_kind("incremental", member=False).model_dump() == {
         "member": False, "stateful": True, "table": True, "merged": False, "changelog": False, "target": False}
-    assert node_kind(UPSERT, member=False) == {
+    assert node_kind(UPSERT, member=False).model_dump() == {
         "member": False, "stateful": True, "table": True, "merged": True, "changelog": True, "target": False}
-    assert node_kind("table", member=True) == {
+    assert node_kind("table", member=True).model_dump() == {
         "member": True, "stateful": False, "table": False, "merged": False, "changelog": False, "target": False}
 
 
 def test_the_registry_is_frozen():
-    with pytest.raises(AttributeError):
+    with pytest.raises(ValidationError):
         MATERIALIZATIONS["table"].stateful = True
 
 
