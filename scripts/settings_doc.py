@@ -87,7 +87,9 @@ def merge_rules() -> str:
     for name, rule in RULES.items():
         label = f"`{name}`" + (" (default)" if name == DEFAULT_RULE else "")
         writers = "free" if rule.order_independent else "need `sequence_by`"
-        found.append(f"| {label} | {rule.needs} | {rule.this_run} | {rule.against_stored} | {writers} |")
+        needs = rule.needs + (f"; a member's value that is not {rule.value_check.wants} stops the write"
+                              if rule.value_check else "")  # fmt: skip
+        found.append(f"| {label} | {needs} | {rule.this_run} | {rule.against_stored} | {writers} |")
     return "\n### Merge rules\n\n" + "\n".join(found) + "\n"
 
 

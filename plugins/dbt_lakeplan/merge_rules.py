@@ -20,8 +20,10 @@ target's rules to the `partial_update` materialization, which fills their placeh
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from dbt_lakeplan.spark_types import base_type, family
 
@@ -29,13 +31,25 @@ DEFAULT_RULE = "last_non_null"
 DEFAULT_DELIMITER = ","  # Paimon's list-agg-delimiter
 
 
-@dataclass(frozen=True)
-class Arithmetic:
-    """A rule whose result can leave the column's type: the write stops naming the key instead of storing NULL."""
+class Arithmetic(BaseModel):
+    """A merge rule whose result can leave the column's type: the write stops naming the key instead of storing
+    NULL."""
 
-    word: str  # what the error calls the result ("the sum of this run's values")
-    operator: str  # how the error shows stored and new value combined ("10 + 5")
-    result_type: str  # the type the collapse yields: `{sum_type}` (Spark's sum()), `{type}` or a type name
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    word: str = Field(description="what an overflow error calls the result")
+    operator: str = Field(description="how the error shows the stored and the new value combined")
+    result_type: str = Field(description="the type the collapse yields (`{sum_type}`, `{type}` or a type name)")
+
+
+class ValueCheck(BaseModel):
+    """Values of the column's type that a merge rule's SQL cannot take (a library would fail on them with its own
+    words): a member's value is checked first, and the write stops naming the member, column and key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    refuses: str = Field(description="SQL over `{value}`, a member's non-NULL value: true where the rule cannot take it")
+    wants: str = Field(description="what a value must be, for the error")
 
 
 @dataclass(frozen=True)
@@ -64,14 +78,14 @@ class MergeRule:
     retracts: bool = False  # a changelog's -U/-D rows take their value back, so they stay in the rows
     skips_null: bool = False  # the combine applies where both sides hold a value; a NULL side leaves the other
     null_overwrites: bool = False  # a written NULL replaces the stored value: the collapse says what was written
-    arithmetic: Arithmetic | None = None
+    arithmetic: Arithmetic | None = None  # the result can leave the column's type: an overflow stops the write
+    value_check: ValueCheck | None = None  # a value of the type the rule's SQL would fail on, with a library's error
 
     def declaration(self) -> dict[str, Any]:
         """What the macros read (plain data for the plan's JSON)."""
-        fields = asdict(self)
-        for described in ("accepts", "needs", "this_run", "against_stored"):
-            fields.pop(described)
-        return fields
+        return {field.name: value.model_dump() if isinstance(value, BaseModel) else value
+                for field in fields(self) if field.name not in ("accepts", "needs", "this_run", "against_stored")
+                for value in [getattr(self, field.name)]}  # fmt: skip
 
 
 def _any(data_type: str) -> bool:
@@ -109,18 +123,18 @@ RULES = {
         lambda t: family(t) == "numeric", "a numeric type", "sum of non-NULLs; `-U`/`-D` rows subtract",
         "added (NULL + x = x)",
         collapse="try_sum({signed})", combine="try_add({stored}, {change})", order_independent=True, packable=True,
-        retracts=True, skips_null=True, arithmetic=Arithmetic("sum", "+", "{sum_type}")),
+        retracts=True, skips_null=True, arithmetic=Arithmetic(word="sum", operator="+", result_type="{sum_type}")),
     "product": MergeRule(
         _is(*INTEGERS, "float", "real", "double"), "an integer or floating-point type", "product of non-NULLs",
         "multiplied (NULL × x = x)",
         collapse="case when {any} then aggregate(collect_list({live}), cast(1 as {type}), "
                  "(lakeplan_acc, lakeplan_x) -> try_cast(try_multiply(lakeplan_acc, lakeplan_x) as {type})) end",
         combine="try_multiply({stored}, {change})", order_independent=True, packable=True, skips_null=True,
-        arithmetic=Arithmetic("product", "*", "{type}")),
+        arithmetic=Arithmetic(word="product", operator="*", result_type="{type}")),
     "count": MergeRule(
         _is(*INTEGERS), "an integer type", "how many non-NULL values; `-U`/`-D` rows subtract", "added (NULL + n = n)",
         collapse="sum(case when {signed} is not null then {sign} end)", combine="try_add({stored}, {change})",
-        order_independent=True, retracts=True, skips_null=True, arithmetic=Arithmetic("count", "+", "bigint")),
+        order_independent=True, retracts=True, skips_null=True, arithmetic=Arithmetic(word="count", operator="+", result_type="bigint")),
     "min": MergeRule(
         _atomic, "an ordered atomic type", "smallest", "`least`",
         collapse="min({live})", combine="least({stored}, {change})", order_independent=True, packable=True),
@@ -157,7 +171,10 @@ RULES = {
         _is("binary"), "binary (an HLL sketch, as Spark's `hll_sketch_agg` makes)", "the sketches' union",
         "unioned (`hll_union`)",
         collapse="hll_union_agg({live}, true)", combine="hll_union({stored}, {change}, true)", order_independent=True,
-        packable=True, skips_null=True),
+        packable=True, skips_null=True,
+        # DataSketches' header: preamble ints 2/3/10 (list, set, HLL mode), serial version 1, family 7, lg_k 4-21
+        value_check=ValueCheck(refuses="not hex(substring({value}, 1, 4)) rlike '^(02|03|0A)0107(0[4-9A-F]|1[0-5])$'",
+                               wants="an HLL sketch (as Spark's `hll_sketch_agg` makes)")),
 }  # fmt: skip
 ORDER_INDEPENDENT = sorted(name for name, rule in RULES.items() if rule.order_independent)
 

@@ -14,6 +14,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dbt_lakeplan.merge_rules import Arithmetic, ValueCheck
 from dbt_lakeplan.settings import Maintenance
 
 PLAN_KEY = "lakeplan_plan"
@@ -69,12 +70,6 @@ class Column(Frozen):
     data_type: str = described("lower case")
 
 
-class Arithmetic(Frozen):
-    word: str = described("what an overflow error calls the result")
-    operator: str = described("how the error shows the stored and the new value combined")
-    result_type: str = described("the type the collapse yields (`{sum_type}`, `{type}` or a type name)")
-
-
 class MergeRuleSql(Frozen):
     """A merge rule as the macros read it (plugins/dbt_lakeplan/merge_rules.py declares each)."""
 
@@ -87,6 +82,7 @@ class MergeRuleSql(Frozen):
     skips_null: bool = described("the combine applies where both sides hold a value")
     null_overwrites: bool = described("a written NULL replaces the stored value")
     arithmetic: Optional[Arithmetic] = described("an overflow stops the write")
+    value_check: Optional[ValueCheck] = described("a member's value the rule cannot take stops the write")
 
 
 class SequenceGroup(Frozen):

@@ -253,6 +253,8 @@ HLL_PROJECT = {
                                               f"select 1 as id, {sketch(3, 4)} as visitors")),
     "models/app.sql": member("visits", by_step(f"select 1 as id, {sketch(2, 5)} as visitors union all "
                                               f"select 2 as id, {sketch(7)} as visitors", NOTHING)),
+    "models/imported.sql": member("visits", "select 3 as id, cast('{{ var(\"sketch\", \"\") }}' as binary) as visitors "
+                                            "where {{ var('sketch', '') != '' }}"),
 }
 
 
@@ -267,6 +269,14 @@ def test_hll_sketches_union_across_members_and_runs(make_project, spark):
     assert estimates() == [(1, 4), (2, 1)]  # {1, 2, 3} and {2, 5} from two members in one write
     project.run("run", "--vars", "{step: 2}")
     assert estimates() == [(1, 5), (2, 1)]  # and {3, 4} against the stored sketch
+    # a binary that is no sketch stops the write in lakeplan's words, not DataSketches' ("Illegal Family ID")
+    before = snapshots(spark, table)
+    log = project.fail("run", "--vars", "{step: 2, sketch: not a sketch}")
+    assert ("lakeplan: member `imported` of `visits` sends in column `visitors` a value that is not an HLL sketch (as "
+            "Spark's `hll_sketch_agg` makes) for key {\"id\":3}; this write stopped and committed nothing. Fix: send an "
+            "HLL sketch") in log  # fmt: skip
+    assert "Illegal Family ID" not in project.shown
+    assert (snapshots(spark, table), estimates()) == (before, [(1, 5), (2, 1)])
 
 
 FLOATS_PROJECT = {

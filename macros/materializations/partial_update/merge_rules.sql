@@ -81,14 +81,24 @@
     {{ return(change ~ ' is not null and (' ~ stored ~ ' is null or ' ~ change ~ ' >= ' ~ stored ~ ')') }}
 {% endmacro %}
 
+{#- `value` (SQL of a member's value), stopping the write where the rule's value check refuses it (a value its SQL
+    would fail on with a library's own words): the error names `sender` (who sends it, in which column), the key
+    (`key`: SQL) and what the rule wants. -#}
+{% macro lakeplan_merge_rule_checked_value(rule, value, sender, key, fix) %}
+    {%- if not rule.value_check -%}{{ return(value) }}{%- endif -%}
+    {{ return('case when ' ~ value ~ ' is not null and ' ~ lakeplan.lakeplan_merge_rule_sql(rule.value_check.refuses,
+        {'value': value}) ~ ' then raise_error(concat(' ~ lakeplan.lakeplan_string_literal('lakeplan: ' ~ sender
+        ~ ' a value that is not ' ~ rule.value_check.wants ~ ' for key ') ~ ', ' ~ key ~ ', '
+        ~ lakeplan.lakeplan_string_literal('; this write stopped and committed nothing. Fix: ' ~ fix) ~ ')) else '
+        ~ value ~ ' end') }}
+{% endmacro %}
+
 {#- What an arithmetic rule's overflow error names: the column, the target, the key (SQL over `prefix`-ed key
     columns) and the fix. -#}
 {% macro lakeplan_merge_rule_overflow(spec, column, prefix) %}
-    {%- set keys = [] -%}
-    {%- for key in spec.unique_key -%}{%- do keys.append(prefix ~ lakeplan.lakeplan_quote(key)) -%}{%- endfor -%}
     {{ return({
         'message': '`' ~ spec.model ~ '`.`' ~ column.name ~ '` (merge rule ' ~ spec.rules.get(column.name | lower) ~ ')',
-        'key': 'to_json(struct(' ~ keys | join(', ') ~ '))',
+        'key': lakeplan.lakeplan_key_json(spec, prefix),
         'fix': 'widen `' ~ column.name ~ '`\'s data_type in `' ~ spec.model ~ '`\'s YAML.',
     }) }}
 {% endmacro %}
@@ -102,4 +112,11 @@
     {%- elif type in ['float', 'double'] -%}{{ return('double') }}
     {%- endif -%}
     {{ return('bigint') }}
+{% endmacro %}
+
+{#- SQL: the row's key as JSON (`{"id":1}`), for an error; `prefix` qualifies the key columns. -#}
+{% macro lakeplan_key_json(spec, prefix='') %}
+    {%- set keys = [] -%}
+    {%- for key in spec.unique_key -%}{%- do keys.append(prefix ~ lakeplan.lakeplan_quote(key)) -%}{%- endfor -%}
+    {{ return('to_json(struct(' ~ keys | join(', ') ~ '))') }}
 {% endmacro %}

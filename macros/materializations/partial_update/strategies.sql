@@ -47,8 +47,8 @@
     {{ return(branches | join('\n    union all\n    ')) }}
 {% endmacro %}
 
-{#- A member's value for one target column, cast to the column's type without losing a value; NULL where the
-    member does not write the column. -#}
+{#- A member's value for one target column, cast to the column's type without losing a value and checked as its
+    merge rule asks; NULL where the member does not write the column. -#}
 {% macro lakeplan_partial_update_member_value(member, spec, column) %}
     {%- set matches = [] -%}
     {%- for name in member.written if name | lower == column.name | lower -%}
@@ -56,9 +56,15 @@
     {%- endfor -%}
     {%- set source = matches | first -%}
     {%- if not source -%}{{ return('cast(null as ' ~ column.data_type ~ ')') }}{%- endif -%}
-    {{ return(lakeplan.lakeplan_checked_cast(lakeplan.lakeplan_quote(source), member.types[source | lower],
-        column.data_type, lakeplan.lakeplan_partial_update_sends(member, spec) ~ ' in column `' ~ column.name
-        ~ '` the value', lakeplan.lakeplan_partial_update_fix(member))) }}
+    {%- set sender = lakeplan.lakeplan_partial_update_sends(member, spec) ~ ' in column `' ~ column.name ~ '`' -%}
+    {%- set value = lakeplan.lakeplan_checked_cast(lakeplan.lakeplan_quote(source), member.types[source | lower],
+        column.data_type, sender ~ ' the value', lakeplan.lakeplan_partial_update_fix(member)) -%}
+    {%- if column.name | lower not in spec.rules -%}{{ return(value) }}{%- endif -%}
+    {%- set rule = spec.merge_rules[spec.rules[column.name | lower]] -%}
+    {{ return(lakeplan.lakeplan_merge_rule_checked_value(rule, value, sender,
+        lakeplan.lakeplan_key_json(spec),
+        'send ' ~ rule.value_check.wants ~ ' from `' ~ member.config.name ~ '`, or filter the value out there.'
+        if rule.value_check else '')) }}
 {% endmacro %}
 
 {#- SQL: whether a union row comes from a member of the group that writes `column`. -#}

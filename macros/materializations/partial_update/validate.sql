@@ -46,9 +46,10 @@
 
 {#- A column that several members write needs a rule that does not depend on order (sum, max, ...), a
     sequence group, or `sequence_by` on both members; otherwise which value wins would depend on the run.
-    A member that writes a sequence group's column must write its version, or its values could never land. -#}
+    A member that writes a sequence group's column must write its version, or its values could never land.
+    Every pair of members that shares such columns is named, with all their columns, in one error. -#}
 {% macro lakeplan_validate_partial_update_overlaps(write_groups, spec) %}
-    {%- set writers = {} -%}
+    {%- set writers, shared = {}, {} -%}
     {%- set keys = spec.unique_key | map('lower') | list -%}
     {%- for write_group in write_groups -%}
         {%- set group = loop.index -%}
@@ -64,37 +65,50 @@
                         ~ member.config.name ~ '`.') -%}
                 {%- endif -%}
                 {%- set earlier = writers.get(column) -%}
-                {%- if earlier and not sequence -%}
-                    {%- do lakeplan.lakeplan_validate_shared_column(earlier, member, column, spec,
-                        earlier.group != group) -%}
+                {%- if earlier and not sequence and spec.rules[column] not in spec.order_independent -%}
+                    {%- set pair = earlier.config.name ~ ' ' ~ member.config.name -%}
+                    {%- if pair not in shared -%}
+                        {%- do shared.update({pair: {'earlier': earlier, 'member': member, 'columns': [],
+                            'separate_writes': earlier.group != group}}) -%}
+                    {%- endif -%}
+                    {%- do shared[pair].columns.append(column) -%}
                 {%- endif -%}
                 {%- do writers.update({column: {'config': member.config, 'types': member.types, 'group': group}}) -%}
             {%- endfor -%}
         {%- endfor -%}
     {%- endfor -%}
+    {%- set problems = [] -%}
+    {%- for pair in shared.values() -%}
+        {%- set problem = lakeplan.lakeplan_shared_columns_problem(pair, spec) -%}
+        {%- if problem -%}{%- do problems.append(problem) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- if problems -%}{%- do exceptions.raise_compiler_error(problems | join('\n\n')) -%}{%- endif -%}
 {% endmacro %}
 
-{#- Two members write `column`: an order-free rule, or both sequenced by versions of one type family in one write
-    (a later write's MERGE sees the stored value, not the version it came with). -#}
-{% macro lakeplan_validate_shared_column(earlier, member, column, spec, separate_writes) %}
-    {%- set rule = spec.rules[column] -%}
-    {%- set names = 'Members `' ~ earlier.config.name ~ '` and `' ~ member.config.name ~ '` both write column `'
-        ~ column ~ '` of ' ~ spec.owner -%}
-    {%- if rule in spec.order_independent -%}{{ return(none) }}{%- endif -%}
+{#- Why two members may not both write `shared.columns` (whose rules depend on order), or '' when they may: both
+    sequenced by versions of one type family in one write (a later write's MERGE sees the stored value, not the
+    version it came with). -#}
+{% macro lakeplan_shared_columns_problem(shared, spec) %}
+    {%- set earlier, member, columns = shared.earlier, shared.member, shared.columns -%}
+    {%- set listed = '`' ~ columns | join('`, `') ~ '`' -%}
+    {%- set rules = [] -%}
+    {%- for column in columns if spec.rules[column] not in rules -%}{%- do rules.append(spec.rules[column]) -%}{%- endfor -%}
+    {%- set names = 'Members `' ~ earlier.config.name ~ '` and `' ~ member.config.name ~ '` both write '
+        ~ ('column ' if columns | length == 1 else 'columns ') ~ listed ~ ' of ' ~ spec.owner -%}
     {%- if not (earlier.config.sequence_by and member.config.sequence_by) -%}
-        {%- do exceptions.raise_compiler_error(
-            names ~ ', whose merge rule ' ~ rule ~ ' depends on order, and not both set '
+        {{ return(names ~ ', whose merge rule' ~ ('s ' if rules | length > 1 else ' ') ~ rules | join(', ')
+            ~ (' depend' if rules | length > 1 else ' depends') ~ ' on order, and not both set '
             ~ '`sequence_by`: which value wins is ambiguous.\nFix: set `sequence_by` on both members (the '
-            ~ 'later row wins), let one member write it, or give it an order-free rule ('
-            ~ spec.order_independent | join(', ') ~ ').') -%}
+            ~ 'later row wins), let one member write ' ~ ('it' if columns | length == 1 else 'each') ~ ', or give '
+            ~ ('it' if columns | length == 1 else 'them') ~ ' an order-free rule ('
+            ~ spec.order_independent | join(', ') ~ ').') }}
     {%- endif -%}
-    {%- if separate_writes -%}
-        {%- do exceptions.raise_compiler_error(
-            names ~ ', ordered by `sequence_by`, but in separate writes (their write settings differ): the later '
-            ~ 'write would win whatever the versions say.\nFix: give both members the same write settings '
+    {%- if shared.separate_writes -%}
+        {{ return(names ~ ', ordered by `sequence_by`, but in separate writes (their write settings differ): the '
+            ~ 'later write would win whatever the versions say.\nFix: give both members the same write settings '
             ~ '(write_mode, static_partition, write_options, parallelism, and both insert-only or both changelogs) so '
-            ~ 'they share one write, or put `' ~ column ~ '` and its version in a sequence group (`sequence_groups`), '
-            ~ 'whose stored version decides across writes.') -%}
+            ~ 'they share one write, or put ' ~ listed ~ ' and ' ~ ('its' if columns | length == 1 else 'their')
+            ~ ' version in a sequence group (`sequence_groups`), whose stored version decides across writes.') }}
     {%- endif -%}
     {%- set types = [] -%}
     {%- for one in [earlier, member] -%}
@@ -102,12 +116,12 @@
     {%- endfor -%}
     {%- set families = [lakeplan.lakeplan_type_family(types[0]), lakeplan.lakeplan_type_family(types[1])] -%}
     {%- if families[0] != families[1] -%}
-        {%- do exceptions.raise_compiler_error(
-            names ~ ', ordered by `sequence_by` columns of different types (`' ~ earlier.config.sequence_by ~ '` '
-            ~ types[0] ~ ', `' ~ member.config.sequence_by ~ '` ' ~ types[1] ~ '): one cannot be compared with the '
-            ~ 'other without a cast that decides the winner.\nFix: give both members versions of one type, e.g. '
-            ~ 'cast both to a timestamp or both to a bigint in the members.') -%}
+        {{ return(names ~ ', ordered by `sequence_by` columns of different types (`' ~ earlier.config.sequence_by
+            ~ '` ' ~ types[0] ~ ', `' ~ member.config.sequence_by ~ '` ' ~ types[1] ~ '): one cannot be compared '
+            ~ 'with the other without a cast that decides the winner.\nFix: give both members versions of one type, '
+            ~ 'e.g. cast both to a timestamp or both to a bigint in the members.') }}
     {%- endif -%}
+    {{ return('') }}
 {% endmacro %}
 
 {#- The members ordered by the sequence the tombstones hold (partial_update.tombstone_sequence) are compared with
