@@ -19,8 +19,8 @@
     keys a later group's mostly share, so it is rewritten whole. `change_mode`: how the MERGE lands
     (lakeplan_change_mode); merge-on-read rewrites no data file, so there is no search to skip. A merge-on-read
     MERGE lands a small change, where compiling Spark's whole-stage generated code for a wide statement costs more
-    than the code saves (measured at 1M keys × 121 columns, 1% changed: the MERGE took 35 s without it against
-    47 s with it; a full recompute, 190 s with it against 227 s without, keeps it): it runs without. -#}
+    than the code saves: it runs without (bench/merge_codegen.py: 1M keys × 121 columns, 1% changed, 25 s against
+    34 s; a copy-on-write full recompute measured both ways, one repeat each, so it keeps Spark's default). -#}
 {% macro lakeplan_merge_session_options(relation, options=none, staging=false, change_mode=none) %}
     {%- set limit = lakeplan.lakeplan_plan().full_rewrite_max_mib if change_mode != 'merge-on-read' else 0 -%}
     {%- set merged = {} -%}
