@@ -3,7 +3,9 @@
     Spark refuses the write with "Cannot write incompatible data for the table ''", naming neither the model nor the
     column. This says which, with both types and `fix` (where `{column}` and `{stored}` stand for the column and its
     stored type), before anything is written. With `widens`, a column whose stored type Iceberg widens in place to
-    the new one is not refused but returned: [{name, stored, dtype}] (lakeplan_widen_stored_columns widens them). -#}
+    the new one is not refused but returned: [{name, stored, dtype}] (lakeplan_widen_stored_columns widens them);
+    one whose new type is narrower than the stored one (kept by accepting the state) is written, and the log says
+    that the table keeps its wider type. -#}
 {% macro lakeplan_validate_stored_types(relation, columns, owner, new_type_source, fix, widens=false) %}
     {%- set stored, widened = {}, [] -%}
     {%- for column in adapter.get_columns_in_relation(relation) -%}
@@ -14,6 +16,12 @@
         {%- if widens and lakeplan.lakeplan_normal_type(stored_type) != lakeplan.lakeplan_normal_type(column.dtype)
             and lakeplan.lakeplan_iceberg_widens(stored_type, column.dtype) -%}
             {%- do widened.append({'name': column.name, 'stored': stored_type, 'dtype': column.dtype}) -%}
+        {%- elif widens and lakeplan.lakeplan_normal_type(stored_type) != lakeplan.lakeplan_normal_type(column.dtype)
+            and lakeplan.lakeplan_cast_is_lossless(column.dtype, stored_type) -%}
+            {%- do log('lakeplan: column `' ~ column.name ~ '` of ' ~ owner ~ ' is stored as ' ~ stored_type ~ ', but '
+                ~ new_type_source ~ ' ' ~ column.dtype ~ ': the table keeps ' ~ stored_type ~ ' (Iceberg never narrows '
+                ~ 'a column in place) and takes values of ' ~ column.dtype ~ '. To store ' ~ column.dtype ~ ', rebuild '
+                ~ 'the table: dbt run -s ' ~ model.name ~ ' --full-refresh.', info=true) -%}
         {#- every atomic value has a text -#}
         {%- elif lakeplan.lakeplan_normal_type(stored_type) != 'string'
             and not lakeplan.lakeplan_cast_is_lossless(column.dtype, stored_type) -%}

@@ -329,3 +329,9 @@ def test_widening_a_column_as_the_overflow_error_says_keeps_the_stored_values(ma
     log = project.fail("run", "--vars", "{c: 1}")
     assert "What changed: column `c` (type, merge rule or sequence group) changed." in log
     assert rows(spark, table) == [(1, None, 2.5, 4000000000)]
+    # accepted, the narrowing keeps the wider stored column and says so; a stored value int cannot hold still stops
+    log = project.fail("run", "--vars", "{c: 1, lakeplan_accept_state: [floats]}")
+    assert ("column `c` of partial-update target `floats` is stored as bigint, but its YAML now declares int: the "
+            "table keeps bigint") in log  # fmt: skip
+    assert "which int cannot hold; this write stopped" in log
+    assert dict(spark.table(table).dtypes)["c"] == "bigint" and rows(spark, table) == [(1, None, 2.5, 4000000000)]
