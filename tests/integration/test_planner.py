@@ -208,8 +208,9 @@ def test_sequenced_writers_of_one_column_in_separate_writes_are_refused(make_pro
                                write_options={"spark.k.x": 1}),
     }
     log = make_project("planner_split_sequence", files).fail("run")
-    assert "Members `a` and `b` both write column `a` of partial-update target `wide`, ordered by `sequence_by`, but " \
-           "in separate writes" in log and "Fix: give both members the same write settings" in log
+    # both write the sequence column `v` too, a column of the target: every shared column is named at once
+    assert "Members `a` and `b` both write columns `a`, `v` of partial-update target `wide`, ordered by `sequence_by`, " \
+           "but in separate writes" in log and "Fix: give both members the same write settings" in log
     assert not spark.catalog.tableExists("lakeplan_planner_split_sequence.wide")
 
 
