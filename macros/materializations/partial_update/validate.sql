@@ -92,7 +92,9 @@
     {%- set earlier, member, columns = shared.earlier, shared.member, shared.columns -%}
     {%- set listed = '`' ~ columns | join('`, `') ~ '`' -%}
     {%- set rules = [] -%}
-    {%- for column in columns if spec.rules[column] not in rules -%}{%- do rules.append(spec.rules[column]) -%}{%- endfor -%}
+    {%- for column in columns if spec.rules[column] not in rules -%}
+        {%- do rules.append(spec.rules[column]) -%}
+    {%- endfor -%}
     {%- set names = 'Members `' ~ earlier.config.name ~ '` and `' ~ member.config.name ~ '` both write '
         ~ ('column ' if columns | length == 1 else 'columns ') ~ listed ~ ' of ' ~ spec.owner -%}
     {%- if not (earlier.config.sequence_by and member.config.sequence_by) -%}
