@@ -46,18 +46,16 @@
 {% macro lakeplan_cast_is_lossless(from_type, to_type) %}
     {%- set source, target = lakeplan.lakeplan_normal_type(from_type), lakeplan.lakeplan_normal_type(to_type) -%}
     {%- set digits = lakeplan.lakeplan_types().integer_digits -%}
-    {%- set source_decimal = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', source) -%}
-    {%- set target_decimal = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', target) -%}
+    {%- set source_decimal, target_decimal = lakeplan.lakeplan_decimal(source), lakeplan.lakeplan_decimal(target) -%}
     {%- if source == target or source == 'void' -%}{{ return(true) }}
     {%- elif target == 'string' -%}
         {{ return(lakeplan.lakeplan_type_family(source) in ['numeric', 'string', 'boolean', 'date', 'timestamp']) }}
     {%- elif source in digits and target in digits -%}{{ return(digits[source] <= digits[target]) }}
     {%- elif source in digits and target_decimal -%}
-        {{ return(digits[source] <= (target_decimal.group(1) | int) - (target_decimal.group(2) | int)) }}
+        {{ return(digits[source] <= target_decimal.precision - target_decimal.scale) }}
     {%- elif source_decimal and target_decimal -%}
-        {%- set source_scale, target_scale = source_decimal.group(2) | int, target_decimal.group(2) | int -%}
-        {{ return(source_scale <= target_scale and (source_decimal.group(1) | int) - source_scale
-            <= (target_decimal.group(1) | int) - target_scale) }}
+        {{ return(source_decimal.scale <= target_decimal.scale and source_decimal.precision - source_decimal.scale
+            <= target_decimal.precision - target_decimal.scale) }}
     {%- endif -%}
     {{ return([source, target] in lakeplan.lakeplan_types().lossless) }}
 {% endmacro %}
@@ -66,12 +64,15 @@
     promotions, and a decimal's precision widened at the same scale (spark_types.promoted_from, the same rule). -#}
 {% macro lakeplan_iceberg_widens(from_type, to_type) %}
     {%- set source, target = lakeplan.lakeplan_normal_type(from_type), lakeplan.lakeplan_normal_type(to_type) -%}
-    {%- set old = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', source) -%}
-    {%- set new = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', target) -%}
-    {%- if old and new -%}
-        {{ return(old.group(2) == new.group(2) and new.group(1) | int >= old.group(1) | int) }}
-    {%- endif -%}
+    {%- set old, new = lakeplan.lakeplan_decimal(source), lakeplan.lakeplan_decimal(target) -%}
+    {%- if old and new -%}{{ return(old.scale == new.scale and new.precision >= old.precision) }}{%- endif -%}
     {{ return([source, target] in lakeplan.lakeplan_types().promotions) }}
+{% endmacro %}
+
+{#- A type as Spark prints it (lakeplan_normal_type) -> {precision, scale} when it is a decimal, else none. -#}
+{% macro lakeplan_decimal(normal_type) %}
+    {%- set found = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', normal_type) -%}
+    {{ return({'precision': found.group(1) | int, 'scale': found.group(2) | int} if found else none) }}
 {% endmacro %}
 
 {#- A type's family (spark_types.FAMILIES). -#}

@@ -13,11 +13,10 @@
     {%- endfor -%}
     {%- for column in columns if column.name | lower in stored -%}
         {%- set stored_type = stored[column.name | lower] -%}
-        {%- if widens and lakeplan.lakeplan_normal_type(stored_type) != lakeplan.lakeplan_normal_type(column.dtype)
-            and lakeplan.lakeplan_iceberg_widens(stored_type, column.dtype) -%}
+        {%- set retyped = lakeplan.lakeplan_normal_type(stored_type) != lakeplan.lakeplan_normal_type(column.dtype) -%}
+        {%- if widens and retyped and lakeplan.lakeplan_iceberg_widens(stored_type, column.dtype) -%}
             {%- do widened.append({'name': column.name, 'stored': stored_type, 'dtype': column.dtype}) -%}
-        {%- elif widens and lakeplan.lakeplan_normal_type(stored_type) != lakeplan.lakeplan_normal_type(column.dtype)
-            and lakeplan.lakeplan_cast_is_lossless(column.dtype, stored_type) -%}
+        {%- elif widens and retyped and lakeplan.lakeplan_cast_is_lossless(column.dtype, stored_type) -%}
             {%- do log('lakeplan: column `' ~ column.name ~ '` of ' ~ owner ~ ' is stored as ' ~ stored_type ~ ', but '
                 ~ new_type_source ~ ' ' ~ column.dtype ~ ': the table keeps ' ~ stored_type ~ ' (Iceberg never narrows '
                 ~ 'a column in place) and takes values of ' ~ column.dtype ~ '. To store ' ~ column.dtype ~ ', rebuild '

@@ -106,9 +106,9 @@
 {#- The type Spark's sum() returns for a column of `data_type`. -#}
 {% macro lakeplan_sum_type(data_type) %}
     {%- set type = lakeplan.lakeplan_normal_type(data_type) -%}
-    {%- set decimal = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', type) -%}
+    {%- set decimal = lakeplan.lakeplan_decimal(type) -%}
     {%- if decimal -%}
-        {{ return('decimal(' ~ [38, (decimal.group(1) | int) + 10] | min ~ ',' ~ decimal.group(2) ~ ')') }}
+        {{ return('decimal(' ~ [38, decimal.precision + 10] | min ~ ',' ~ decimal.scale ~ ')') }}
     {%- elif type in ['float', 'double'] -%}{{ return('double') }}
     {%- endif -%}
     {{ return('bigint') }}
