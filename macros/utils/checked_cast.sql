@@ -1,16 +1,44 @@
 {#- `expression` (of `from_type`, none when unknown) as `data_type`, never losing a value: Spark's default
     (non-ANSI) cast turns text it cannot parse and numbers that overflow into NULL, which a partial update then
-    treats as "no value". Where a non-NULL value does not fit, the statement stops with `message` (a sentence
-    naming where the value comes from), the value (or `shown`: SQL of the text that stands for it), the type and
-    `fix` appended; nothing is written. A cast that cannot lose a value (same type, widening) stays a plain cast. -#}
+    treats as "no value", and rounds away digits the type has no room for. Where a non-NULL value does not fit, or
+    fits only rounded, the statement stops with `message` (a sentence naming where the value comes from), the value
+    (or `shown`: SQL of the text that stands for it), the type and `fix` appended (a rounding's own fix); nothing is
+    written. A cast that cannot lose a value (same type, widening) stays a plain cast. -#}
 {% macro lakeplan_checked_cast(expression, from_type, data_type, message, fix, shown=none) %}
     {%- if from_type is not none and lakeplan.lakeplan_cast_is_lossless(from_type, data_type) -%}
         {{ return(expression if lakeplan.lakeplan_normal_type(from_type) == lakeplan.lakeplan_normal_type(data_type)
             else 'cast(' ~ expression ~ ' as ' ~ data_type ~ ')') }}
     {%- endif -%}
-    {{ return('coalesce(' ~ lakeplan.lakeplan_finite('try_cast(' ~ expression ~ ' as ' ~ data_type ~ ')', data_type)
-        ~ ', case when ' ~ expression ~ ' is not null then '
-        ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, fix) ~ ' end)') }}
+    {%- set cast = 'try_cast(' ~ expression ~ ' as ' ~ data_type ~ ')' -%}
+    {%- set rounding_fix = lakeplan.lakeplan_rounding_fix(from_type, data_type) if from_type is not none else none -%}
+    {%- if not rounding_fix -%}
+        {{ return('coalesce(' ~ lakeplan.lakeplan_finite(cast, data_type) ~ ', case when ' ~ expression
+            ~ ' is not null then ' ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, fix)
+            ~ ' end)') }}
+    {%- endif -%}
+    {#- kept only where it equals the value (Spark compares them in a type that holds both) -#}
+    {{ return('coalesce(case when ' ~ cast ~ ' = ' ~ expression ~ ' then ' ~ cast ~ ' end, case when ' ~ expression
+        ~ ' is null then null when ' ~ cast ~ ' is null then '
+        ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, fix) ~ ' else '
+        ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, rounding_fix, cast) ~ ' end)') }}
+{% endmacro %}
+
+{#- How to fix a value of `from_type` that `data_type` holds only rounded, or none when the cast never rounds: into
+    an exact number (an integer or decimal type), a decimal with more digits after the point, a float, a double
+    or text; into a date, a timestamp. A float or double column holds approximate values by design. -#}
+{% macro lakeplan_rounding_fix(from_type, data_type) %}
+    {%- set source, target = lakeplan.lakeplan_normal_type(from_type), lakeplan.lakeplan_normal_type(data_type) -%}
+    {%- set source_decimal, target_decimal = lakeplan.lakeplan_decimal(source), lakeplan.lakeplan_decimal(target) -%}
+    {%- set integer = target in lakeplan.lakeplan_types().integer_digits -%}
+    {%- set target_scale = target_decimal.scale if target_decimal else (0 if integer else none) -%}
+    {%- if target == 'date' and lakeplan.lakeplan_type_family(source) == 'timestamp' -%}
+        {{ return('take its date where it is computed (`to_date(...)`), or declare the column a timestamp.') }}
+    {%- elif target_scale is none -%}{{ return(none) }}
+    {%- elif source_decimal and source_decimal.scale <= target_scale -%}{{ return(none) }}
+    {%- elif not source_decimal and source not in ['float', 'double', 'string'] -%}{{ return(none) }}
+    {%- endif -%}
+    {{ return('round it where it is computed (`round(..., ' ~ target_scale ~ ')`), or declare the column with '
+        ~ ('more digits after the point' if target_decimal else 'a decimal type') ~ '.') }}
 {% endmacro %}
 
 {#- `expression` of `data_type`, NULL where it is infinite: a float or double that overflows becomes infinity, not
@@ -20,11 +48,15 @@
     {{ return('nullif(nullif(' ~ expression ~ ", double('infinity')), double('-infinity'))") }}
 {% endmacro %}
 
-{#- raise_error with lakeplan's one-line message: `message`, the value, the type it does not fit, and `fix`. -#}
-{% macro lakeplan_raise_value_error(message, value_sql, data_type, fix) %}
+{#- raise_error with lakeplan's one-line message: `message`, the value, the type it does not fit (or, given
+    `rounded_sql`, holds only as that), and `fix`. -#}
+{% macro lakeplan_raise_value_error(message, value_sql, data_type, fix, rounded_sql=none) %}
+    {%- set stopped = 'this write stopped and committed nothing. Fix: ' ~ fix -%}
+    {%- set held = lakeplan.lakeplan_string_literal(', which ' ~ data_type ~ ' holds only rounded, as ') ~ ', cast('
+        ~ rounded_sql ~ ' as string), ' ~ lakeplan.lakeplan_string_literal('; ' ~ stopped) if rounded_sql
+        else lakeplan.lakeplan_string_literal(', which ' ~ data_type ~ ' cannot hold; ' ~ stopped) -%}
     {{ return('raise_error(concat(' ~ lakeplan.lakeplan_string_literal('lakeplan: ' ~ message ~ ' ')
-        ~ ', coalesce(cast(' ~ value_sql ~ ' as string), \'NULL\'), '
-        ~ lakeplan.lakeplan_string_literal(', which ' ~ data_type ~ ' cannot hold; this write stopped and committed nothing. Fix: ' ~ fix) ~ '))') }}
+        ~ ', coalesce(cast(' ~ value_sql ~ ' as string), \'NULL\'), ' ~ held ~ '))') }}
 {% endmacro %}
 
 {#- Spark's types as plugins/dbt_lakeplan/spark_types.py declares them (the running model's plan carries them). -#}

@@ -13,16 +13,21 @@ from tests.integration.test_partial_update import member, rows, target_yml
 
 PRICES = {
     "models/prices.sql": "{{ partial_update_target() }}",
-    "models/prices.yml": target_yml("prices", {"id": "bigint", "b": "decimal(5,2)", "n": "int", "m": "int", "r": "float"}),
+    "models/prices.yml": target_yml("prices", {"id": "bigint", "b": "decimal(5,2)", "n": "int", "m": "int", "r": "float",
+                                        "q": "int"}),
     "models/good.sql": member("prices", "select cast(1 as bigint) as id, 7 as n"),
-    # Step 2 sends a value of var `b` (text), of var `m` (a bigint) and of var `r` (a double) for key var `key`.
+    # Step 2 sends a value of var `b` (text), of var `m` (a bigint), of var `r` and of var `q` (doubles) for key
+    # var `key`.
     "models/bad.sql": member("prices", by_step(
-        "select cast(1 as bigint) as id, '1.50' as b, cast(1 as bigint) as m, cast(1 as double) as r",
+        "select cast(1 as bigint) as id, '1.50' as b, cast(1 as bigint) as m, cast(1 as double) as r, 1.0D as q",
         "select cast({{ var('key', 1) }} as bigint) as id, '{{ var('b', '12abc') }}' as b, "
-        "cast({{ var('m', 1) }} as bigint) as m, cast({{ var('r', 1) }} as double) as r",
+        "cast({{ var('m', 1) }} as bigint) as m, cast({{ var('r', 1) }} as double) as r, "
+        "cast({{ var('q', 1) }} as double) as q",
     )),  # fmt: skip
 }
-STORED = [(1, Decimal("1.50"), 7, 1, 1.0)]
+STORED = [(1, Decimal("1.50"), 7, 1, 1.0, 1)]
+FIX = "convert or filter the value in `bad`, or widen the target column's data_type."
+TEXT_FIX = "convert or filter the value in `bad`, or, for a number too large, widen the target column's data_type."
 
 
 @pytest.fixture(scope="module")
@@ -34,31 +39,35 @@ def prices(make_project, spark):
 
 
 @pytest.mark.parametrize(
-    "step_vars, value, column, data_type",
+    "step_vars, value, column, held",
     [
-        ("{step: 2, b: 12abc}", "12abc", "b", "decimal(5,2)"),  # stored 1.50 would have stayed, 12abc lost
-        ("{step: 2, b: 123456.789, key: 3}", "123456.789", "b", "decimal(5,2)"),  # a new key would get NULL
-        ("{step: 2, b: 1, m: 3000000000}", "3000000000", "m", "int"),
-        ("{step: 2, b: 1, r: 1e300}", "1.0E300", "r", "float"),  # a float would hold infinity
+        ("{step: 2, b: 12abc}", "12abc", "b", f"decimal(5,2) cannot hold; {{}}{TEXT_FIX}"),  # 12abc would be lost
+        ("{step: 2, b: 123456.789, key: 3}", "123456.789", "b",  # a new key would get NULL
+         f"decimal(5,2) cannot hold; {{}}{TEXT_FIX}"),
+        ("{step: 2, b: 1, m: 3000000000}", "3000000000", "m", f"int cannot hold; {{}}{FIX}"),
+        ("{step: 2, b: 1, r: 1e300}", "1.0E300", "r", f"float cannot hold; {{}}{FIX}"),  # a float would hold infinity
+        # Spark's cast would store 1.24 and 2: rounded in silence
+        ("{step: 2, b: 1.235}", "1.235", "b", "decimal(5,2) holds only rounded, as 1.24; {}round it where it is "
+         "computed (`round(..., 2)`), or declare the column with more digits after the point."),
+        ("{step: 2, b: 1, q: 2.5}", "2.5", "q", "int holds only rounded, as 2; {}round it where it is computed "
+         "(`round(..., 0)`), or declare the column with a decimal type."),
         ("{step: 2, b: 1, key: 2}", None, None, None),  # control: values that fit are written
     ],
-    ids=["text", "too_wide", "int_overflow", "float_overflow", "control"],
+    ids=["text", "too_wide", "int_overflow", "float_overflow", "rounded_text", "rounded_double", "control"],
 )
-def test_a_value_the_target_cannot_hold_stops_the_write(prices, spark, step_vars, value, column, data_type):
+def test_a_value_the_target_cannot_hold_stops_the_write(prices, spark, step_vars, value, column, held):
     table = "lakeplan_lossless.prices"
     before, contents = snapshots(spark, table), rows(spark, table)
     if value is None:
         prices.run("run", "--vars", step_vars)
-        assert rows(spark, table) == STORED + [(2, Decimal("1.00"), None, 1, 1.0)]
+        assert rows(spark, table) == STORED + [(2, Decimal("1.00"), None, 1, 1.0, 1)]
         spark.sql(f"delete from {table} where id = 2")
         return
     log = prices.fail("run", "--vars", step_vars)
     # Spark's own report of the failed task, with its Java stack, goes to Spark's log file, not the terminal.
     assert value in (Path(os.environ["LAKEPLAN_HOME"]) / "logs" / "spark.log").read_text()
-    sentence = (
-        f"lakeplan: member `bad` of `prices` sends in column `{column}` the value {value}, which {data_type} cannot "
-        "hold; this write stopped and committed nothing. Fix: convert or filter the value in `bad`, or widen the target column's data_type."
-    )
+    sentence = f"lakeplan: member `bad` of `prices` sends in column `{column}` the value {value}, which " + held.format(
+        "this write stopped and committed nothing. Fix: ")
     assert sentence in log
     assert (snapshots(spark, table), rows(spark, table)) == (before, contents)
 

@@ -57,8 +57,9 @@
     {%- set source = matches | first -%}
     {%- if not source -%}{{ return('cast(null as ' ~ column.data_type ~ ')') }}{%- endif -%}
     {%- set sender = lakeplan.lakeplan_partial_update_sends(member, spec) ~ ' in column `' ~ column.name ~ '`' -%}
-    {%- set value = lakeplan.lakeplan_checked_cast(lakeplan.lakeplan_quote(source), member.types[source | lower],
-        column.data_type, sender ~ ' the value', lakeplan.lakeplan_partial_update_fix(member)) -%}
+    {%- set from_type = member.types[source | lower] -%}
+    {%- set value = lakeplan.lakeplan_checked_cast(lakeplan.lakeplan_quote(source), from_type, column.data_type,
+        sender ~ ' the value', lakeplan.lakeplan_partial_update_fix(member, from_type)) -%}
     {%- if column.name | lower not in spec.rules -%}{{ return(value) }}{%- endif -%}
     {%- set rule = spec.merge_rules[spec.rules[column.name | lower]] -%}
     {{ return(lakeplan.lakeplan_merge_rule_checked_value(rule, value, sender,
@@ -76,14 +77,17 @@
     {{ return('lakeplan_order.member in (' ~ positions | join(', ') ~ ')' if positions else 'false') }}
 {% endmacro %}
 
-{#- The start and the fix of a checked cast's message for a member's value. -#}
+{#- The start of a checked cast's message for a member's value, and (below) its fix. -#}
 {% macro lakeplan_partial_update_sends(member, spec) %}
     {{ return('member `' ~ member.config.name ~ '` of `' ~ spec.model ~ '` sends') }}
 {% endmacro %}
 
-{% macro lakeplan_partial_update_fix(member) %}
-    {{ return('convert or filter the value in `' ~ member.config.name
-        ~ '`, or widen the target column\'s data_type.') }}
+{% macro lakeplan_partial_update_fix(member, from_type) %}
+    {#- a wider column holds a larger number, not text that is no number -#}
+    {%- set widen = ', or, for a number too large, widen' if lakeplan.lakeplan_type_family(from_type or '') == 'string'
+        else ', or widen' -%}
+    {{ return('convert or filter the value in `' ~ member.config.name ~ '`' ~ widen
+        ~ ' the target column\'s data_type.') }}
 {% endmacro %}
 
 {#- One row per key: each column's value by its merge rule, each sequence group's accepted row, plus
