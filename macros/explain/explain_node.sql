@@ -9,8 +9,7 @@
         'statements': lakeplan.lakeplan_explain_statements(),
         'state': {'action': verdict.action, 'message': verdict.get('message'), 'stored': stored.get('fingerprint'),
                   'exists': verdict.get('relation') is not none,
-                  'changes': lakeplan.lakeplan_state_changes(stored, model.config.get('lakeplan_fingerprint'))
-                      if verdict.action in ['accept', 'refuse', 'rebuild', 'ignore'] else []},
+                  'changes': verdict.get('changes', [])},
         'keyed_inputs': lakeplan.lakeplan_explain_keyed_inputs(),
     }) }}
 {% endmacro %}

@@ -52,7 +52,7 @@
     {{ return(execute and flags.WHICH in ['run', 'build'] and not lakeplan.lakeplan_empty_run()) }}
 {% endmacro %}
 
-{#- What to do with a model's existing table: {action, node, relation, stored, current, message}. action is
+{#- What to do with a model's existing table: {action, node, relation, stored, changes, message}. action is
     none (nothing recorded, or the same logic), evolve (only new members or columns: record them), accept
     (listed in var lakeplan_accept_state: record the current logic), or per on_state_mismatch refuse, rebuild
     or ignore. -#}
@@ -69,7 +69,8 @@
         {%- do log('lakeplan: model `' ~ node.name ~ '`: its table records no fingerprint (built before lakeplan '
             ~ 'recorded them); the next --full-refresh records one.', info=true) -%}
     {%- elif stored.fingerprint != current.fingerprint -%}
-        {%- set changes = lakeplan.lakeplan_state_changes(stored, current) -%}
+        {%- set changes = lakeplan.lakeplan_state_changes(stored, current, node, relation) -%}
+        {%- do verdict.update({'changes': changes}) -%}
         {%- set actions = {'fail': 'refuse', 'full_refresh': 'rebuild', 'ignore': 'ignore'} -%}
         {%- if not changes -%}
             {%- do verdict.update({'action': 'evolve'}) -%}
@@ -80,29 +81,34 @@
                 node, stored, current, changes, policy == 'fail')}) -%}
         {%- endif -%}
         {%- if verdict.action in ['evolve', 'accept'] -%}
-            {%- do log('lakeplan: model `' ~ node.name ~ '`: '
+            {%- do lakeplan.lakeplan_log_once('lakeplan: model `' ~ node.name ~ '`: '
                 ~ ('accepting its current logic (' ~ changes | join('; ') ~ ')' if changes else 'its new or widened parts fit its table')
                 ~ '; the table keeps its rows and records fingerprint ' ~ current.fingerprint
-                ~ ' once this run writes it (a failed write records nothing).', info=true) -%}
+                ~ ' once this run writes it (a failed write records nothing).') -%}
         {%- endif -%}
     {%- endif -%}
     {{ return(verdict) }}
 {% endmacro %}
 
-{#- Why the stored logic does not fit, as a list of findings; empty when the current logic only adds parts
-    (a partial-update target's new members or columns), which the table can take. The nodes named are the ones
-    that changed themselves: each ancestor's own logic is compared, not the input it reaches the model through. -#}
-{% macro lakeplan_state_changes(stored, current) %}
-    {%- set changes = [] -%}
+{#- Why the stored logic of `node`'s table `relation` does not fit, as a list of findings; empty when the current
+    logic only adds parts (a partial-update target's new members or columns), which the table can take. The nodes
+    named are the ones that changed themselves: each ancestor's own logic is compared, not the input it reaches
+    the model through; a member that changed itself is named once, as a member. -#}
+{% macro lakeplan_state_changes(stored, current, node, relation) %}
+    {%- set changes, changed_members = [], [] -%}
     {%- if stored.version != current.version -%}
         {%- do changes.append('fingerprint_version ' ~ stored.version ~ ' -> ' ~ current.version) -%}
     {%- endif -%}
     {%- for ancestor, logic in (stored.ancestors.items() if stored.ancestors else []) | sort
         if ancestor in current.ancestors and current.ancestors[ancestor] != logic -%}
-        {%- do changes.append('`' ~ ancestor ~ '` changed its own SQL, columns or configs') -%}
+        {%- set member = ('member:' ~ ancestor) in (stored.parts or {}) -%}
+        {%- if member -%}{%- do changed_members.append('member:' ~ ancestor) -%}{%- endif -%}
+        {%- do changes.append(('member `' ~ ancestor.split('.')[-1] if member else '`' ~ ancestor)
+            ~ '` changed its own SQL, columns or configs') -%}
     {%- endfor -%}
     {%- if stored.parts and current.parts -%}
-        {%- do changes.extend(lakeplan.lakeplan_target_part_changes(stored.parts, current.parts, current.widened_parts or {})) -%}
+        {%- do changes.extend(lakeplan.lakeplan_target_part_changes(stored.parts, current.parts,
+            current.widened_parts or {}, changed_members, node, relation)) -%}
     {%- elif stored.logic != current.logic -%}
         {%- do changes.append('its own SQL, columns or configs') -%}
     {%- endif -%}
@@ -115,18 +121,48 @@
 
 {#- A partial-update target's removed or changed parts (settings, columns, members); new ones fit, and so does a
     column whose type Iceberg widens in place (`widened_parts`: part -> its digests at the narrower types; the
-    write widens the stored column, lakeplan_widen_stored_columns). -#}
-{% macro lakeplan_target_part_changes(stored_parts, current_parts, widened_parts) %}
+    write widens the stored column, lakeplan_widen_stored_columns). `named`: parts already named (a member that
+    changed itself). A changed column names its type as the table `relation` stores it and as `node`'s YAML
+    declares it. -#}
+{% macro lakeplan_target_part_changes(stored_parts, current_parts, widened_parts, named, node, relation) %}
     {%- set changes = [] -%}
-    {%- for part, digest in stored_parts.items()
-        if current_parts.get(part) != digest and digest not in widened_parts.get(part, {}) -%}
+    {%- for part, digest in stored_parts.items() if part not in named
+        and current_parts.get(part) != digest and digest not in widened_parts.get(part, {}) -%}
         {%- set name = part.split(':', 1)[-1] -%}
-        {%- set label = ('column `' ~ name ~ '` (type, merge rule or sequence group)') if part.startswith('column:')
-            else ('member `' ~ name.split('.')[-1] ~ '`') if part.startswith('member:')
-            else 'its settings (unique_key, partial_update_on_delete, SQL)' -%}
-        {%- do changes.append(label ~ (' was removed' if part not in current_parts else ' changed')) -%}
+        {%- set retyped = part.startswith('column:') and part in current_parts -%}
+        {%- set stored_type = (adapter.get_columns_in_relation(relation)
+            | selectattr('name', 'in', [name, name | lower]) | map(attribute='dtype') | first) if retyped else none -%}
+        {%- set declared = (node.columns.values() | selectattr('name', 'equalto', name) | map(attribute='data_type')
+            | first) if retyped else none -%}
+        {%- set types = lakeplan.lakeplan_plan(node).types -%}
+        {%- if retyped and declared and stored_type and lakeplan.lakeplan_normal_type(declared, types)
+            != lakeplan.lakeplan_normal_type(stored_type, types) -%}
+            {%- do changes.append('column `' ~ name ~ '` changed its type: the table stores ' ~ stored_type
+                ~ ', the YAML declares ' ~ declared) -%}
+        {%- elif retyped -%}
+            {%- do changes.append('column `' ~ name ~ '` changed its merge rule or sequence group') -%}
+        {%- else -%}
+            {%- set label = ('column `' ~ name ~ '`') if part.startswith('column:')
+                else ('member `' ~ name.split('.')[-1] ~ '`') if part.startswith('member:')
+                else 'its settings (unique_key, partial_update_on_delete, SQL)' -%}
+            {%- do changes.append(label ~ (' was removed' if part not in current_parts else ' changed')) -%}
+        {%- endif -%}
     {%- endfor -%}
     {{ return(changes) }}
+{% endmacro %}
+
+{#- `message` in dbt's log once per invocation: the state check meets a model in on-run-start, before its write and
+    after it. -#}
+{% macro lakeplan_log_once(message) %}
+    {%- set logged = graph.get('lakeplan_logged') -%}
+    {%- if logged is none or logged.invocation != invocation_id -%}
+        {%- set logged = {'invocation': invocation_id, 'messages': []} -%}
+        {%- do graph.update({'lakeplan_logged': logged}) -%}
+    {%- endif -%}
+    {%- if message not in logged.messages -%}
+        {%- do logged.messages.append(message) -%}
+        {%- do log(message, info=true) -%}
+    {%- endif -%}
 {% endmacro %}
 
 {% macro lakeplan_state_mismatch_message(node, stored, current, changes, with_fix) %}

@@ -64,9 +64,10 @@
     {{ return(lakeplan.lakeplan_plan().types) }}
 {% endmacro %}
 
-{#- A type name as Spark prints it: lower case, no spaces, aliases resolved (`integer` -> `int`). -#}
-{% macro lakeplan_normal_type(data_type) %}
-    {%- set types = lakeplan.lakeplan_types() -%}
+{#- A type name as Spark prints it: lower case, no spaces, aliases resolved (`integer` -> `int`). `types`: a node's
+    plan's, where no model runs (a hook). -#}
+{% macro lakeplan_normal_type(data_type, types=none) %}
+    {%- set types = types or lakeplan.lakeplan_types() -%}
     {%- set name = data_type | lower | replace(' ', '') -%}
     {%- set base = name.split('(')[0] -%}
     {%- set name = types.aliases.get(base, base) ~ name[base | length:] -%}

@@ -89,6 +89,8 @@ def test_accepting_new_logic_keeps_the_table_and_later_runs_proceed(project, spa
     write_files(project.path, {"models/m_profile.sql": FILES["models/m_profile.sql"].replace("s.owner", "upper(s.owner) as owner")})
     assert "member `m_profile` changed" in project.fail("run", "-s", "wide")
     project.run("run", "-s", "wide", "--vars", "{lakeplan_accept_state: [wide]}")
+    # said once, though the check meets the model on run start, before its write and after it
+    assert project.shown.count("lakeplan: model `wide`: accepting its current logic") == 1, project.shown
     recorded = properties(spark, WIDE)
     assert recorded["lakeplan.fingerprint.accepted_from"] == old and recorded["lakeplan.fingerprint"] != old
     assert rows(spark, WIDE) == [(1, "A", "ALPHA", 2), (2, "B", "BETA", 2)]  # kept its counter, merged the new
@@ -118,7 +120,7 @@ def test_a_new_member_fills_its_columns_and_a_removed_or_changed_one_is_named(pr
         "models/m_orders.sql": FILES["models/m_orders.sql"].replace("cast(1 as bigint)", "cast(10 as bigint)"),
     })  # fmt: skip
     log = project.fail("run", "-s", "wide")
-    assert "What changed: `model.lakeplan.m_orders` changed its own SQL, columns or configs; member `m_orders` changed.\n" in log
+    assert "What changed: member `m_orders` changed its own SQL, columns or configs.\n" in log  # named once
     assert counts(spark, WIDE) == [before[0] + 1]
 
 
@@ -127,7 +129,7 @@ def test_a_changed_merge_rule_is_refused(project, spark):
     before = counts(spark, WIDE)
     write_files(project.path, {"models/wide.yml": WIDE_YML.format(orders_rule="max", more_columns="")})
     log = project.fail("run", "-s", "wide")
-    assert "What changed: column `orders` (type, merge rule or sequence group) changed.\n" in log
+    assert "What changed: column `orders` changed its merge rule or sequence group.\n" in log
     assert counts(spark, WIDE) == before and rows(spark, WIDE) == [(1, "A", "alpha", 1), (2, "B", "beta", 1)]
 
 
