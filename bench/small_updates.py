@@ -243,10 +243,10 @@ def sweep(spark, project: Path, members: int, keys: int, fractions: list[float],
             changed = append_batch(spark, members, keys, batch, fraction)
             order = list(MODES)[repeat % 3:] + list(MODES)[: repeat % 3]
             by = {mode: run_variant(spark, project, members, mode, batch, None) for mode in order}
-            found = {mode: scan(spark, f"{SCHEMA}.{MODES[mode]}", members)[1] for mode in MODES}
-            same = len({tuple(f) for f in found.values()}) == 1
+            scanned = {mode: scan(spark, f"{SCHEMA}.{MODES[mode]}", members) for mode in MODES}
+            same = len({tuple(found) for _, found in scanned.values()}) == 1
             results += [{**by[mode], "fraction": fraction, "repeat": repeat, "keys": keys, "changed_keys": changed,
-                         "same_contents": same} for mode in MODES]  # fmt: skip
+                         "scan_seconds": round(scanned[mode][0], 3), "same_contents": same} for mode in MODES]  # fmt: skip
             print(f"small_updates sweep {fraction}:", json.dumps(results[-len(MODES):]), flush=True)
             batch += 1
     return results
@@ -291,17 +291,18 @@ def sweep_table(runs: list[dict]) -> str:
         for fraction in sorted({r["fraction"] for r in runs}):
             of = {m: [r for r in runs if (r["keys"], r["fraction"], r["variant"]) == (keys, fraction, m)] for m in MODES}
             seconds = {m: median([r["seconds"] for r in rows]) for m, rows in of.items()}
+            scans = {m: median([r["scan_seconds"] for r in rows]) for m, rows in of.items()}
             best = min(seconds["copy_on_write"], seconds["merge_on_read"])
             chose = sorted({r["mode"] for r in of["auto"]})
             lines.append([
                 f"{keys:,}", f"{100 * fraction:g}%", f"{of['auto'][0]['changed_keys']:,}", f"{seconds['copy_on_write']:.1f}",
                 f"{seconds['merge_on_read']:.1f}", f"{seconds['auto']:.1f}", " / ".join(chose),
-                f"{seconds['auto'] / best:.2f}x",
+                f"{seconds['auto'] / best:.2f}x", f"{scans['copy_on_write']:.1f} / {scans['merge_on_read']:.1f}",
                 "yes" if all(r["same_contents"] for rows in of.values() for r in rows) else "NO",
             ])  # fmt: skip
     return markdown_table(
         ["keys", "changed", "changed keys", "copy_on_write s", "merge_on_read s", "auto s", "auto chose",
-         "auto / better forced", "same rows"], lines)  # fmt: skip
+         "auto / better forced", "scan after, copy_on_write / merge_on_read s", "same rows"], lines)  # fmt: skip
 
 
 def chart(runs: list[dict], change: float, path: Path) -> None:
@@ -330,7 +331,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keys", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--members", type=int, default=10, help="K, 12 columns each")
-    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=20, help="runs of the series (0: the auto sweep alone)")
     parser.add_argument("--change", type=float, default=0.01, help="share of the keys a run changes")
     parser.add_argument("--fractions", type=float, nargs="*", default=[0.0001, 0.01, 0.1, 0.5])
     parser.add_argument("--sweep-keys", type=int, default=None, help="key count of the auto sweep (first --keys)")
@@ -349,14 +350,16 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     for keys in args.keys:
         create_inputs(spark, args.members)
         append_batch(spark, args.members, keys, 0, 1.0)
-        measured, compacted[keys] = series(spark, project, args.members, keys, args.runs, args.change)
-        runs += measured
+        if args.runs:
+            measured, compacted[keys] = series(spark, project, args.members, keys, args.runs, args.change)
+            runs += measured
         if keys == (args.sweep_keys or args.keys[0]) and args.fractions:
             swept += sweep(spark, project, args.members, keys, args.fractions, args.repeats, args.runs + 1)
     result = {"machine": machine(spark), "runs": runs, "compacted": compacted, "sweep": swept}
     if not args.smoke:
-        record(args.record_as, result, series_table(runs, compacted) + "\n" + sweep_table(swept))
-        chart(runs, args.change, RESULTS / f"{args.record_as}.png")
+        record(args.record_as, result, (series_table(runs, compacted) + "\n" if runs else "") + sweep_table(swept))
+        if runs:
+            chart(runs, args.change, RESULTS / f"{args.record_as}.png")
     return result
 
 
