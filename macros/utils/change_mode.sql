@@ -4,7 +4,9 @@
     compaction. Iceberg reads the choice from the table's write.*.mode properties, so a write that changes it
     first alters them (a change of metadata, not of rows). `auto` chooses merge-on-read where the rows this run's
     inputs hold, by Spark's plan of `reads` (a query over the members or the staged changes), are at most
-    `merge_on_read_max_share` of the table's rows: a run that reads what is new reads a small share; one that
+    `merge_on_read_max_share` of the table's rows (or of the model's maintenance.deleted_share, where lower and
+    maintenance runs after the write: a change that large would be compacted at once, and copy-on-write rewrites
+    once instead of twice): a run that reads what is new reads a small share; one that
     recomputes every key reads at least the table. An input without a row count (not Iceberg) counts as the
     whole table; data in the query itself (VALUES) counts nothing. Returns its mode, the reason, and `sql`, the ALTER to run before the write, or none. -#}
 {% macro lakeplan_change_mode(relation, reads) %}
@@ -33,12 +35,14 @@
         {%- endfor -%}
         {%- set known = counts | reject('none') | list -%}
         {%- set read = known | sum | int -%}
-        {%- set limit = table_rows * setting.merge_on_read_max_share -%}
+        {%- set share = setting.compacting_share or setting.merge_on_read_max_share -%}
+        {%- set limit = table_rows * share -%}
         {%- set small = known | length == counts | length and read <= limit -%}
         {%- set mode = 'merge-on-read' if small else 'copy-on-write' -%}
         {%- set reason = ('the inputs hold ' ~ read ~ ' rows' if known | length == counts | length
-            else 'an input has no row count') ~ ' against the table\'s ' ~ table_rows ~ ', merge_on_read_max_share '
-            ~ setting.merge_on_read_max_share -%}
+            else 'an input has no row count') ~ ' against the table\'s ' ~ table_rows ~ (', maintenance.deleted_share '
+            ~ share ~ ', past which the write would be compacted at once' if setting.compacting_share
+            else ', merge_on_read_max_share ' ~ share) -%}
     {%- endif -%}
     {%- set properties = lakeplan.lakeplan_table_properties(relation) -%}
     {%- set modes = ['write.merge.mode', 'write.update.mode', 'write.delete.mode'] -%}

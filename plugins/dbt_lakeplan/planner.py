@@ -184,8 +184,11 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
     if registered.merged:
         sections["full_rewrite_max_mib"] = settings.full_rewrite_max_mib
         sections["tombstone_retention_days"] = settings.tombstone_retention_days
+        upkeep = settings.maintenance
+        compacts = upkeep is not None and upkeep.after_write and upkeep.deleted_share < settings.merge_on_read_max_share
         sections["change_mode"] = ChangeMode(mode=settings.change_mode,
-                                             merge_on_read_max_share=settings.merge_on_read_max_share)
+                                             merge_on_read_max_share=settings.merge_on_read_max_share,
+                                             compacting_share=upkeep.deleted_share if compacts else None)
         _check_change_mode(node, settings, found)
         sections["types"] = Types(families=spark_types.FAMILIES, casts=spark_types.CASTS, aliases=spark_types.ALIASES,
                                   bare=spark_types.BARE, integer_digits=spark_types.INTEGER_DIGITS,

@@ -176,8 +176,9 @@ class ModelSettings(Settings):
         "at each write from the rows the members read against the table's (`merge_on_read_max_share`)", False,
         "auto")
     merge_on_read_max_share: Annotated[float, Field(gt=0, le=1)] = setting(
-        0.1, "under `change_mode: auto`: the largest share of the table's rows this run's inputs may hold for the "
-        "write to land as merge-on-read", False, 0.01)
+        0.6, "under `change_mode: auto`: the largest share of the table's rows this run's inputs may hold for the "
+        "write to land as merge-on-read (lower when `maintenance.deleted_share` is: docs/small-changes.md)", False,
+        0.01)
     on_state_mismatch: Literal["fail", "full_refresh", "ignore"] = setting(
         "fail", "what a stateful model does when its fingerprint no longer fits its table", False, "full_refresh")
     partial_update_target: Optional[str] = setting(

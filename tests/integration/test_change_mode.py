@@ -14,15 +14,15 @@ def seed(ids, value):
     return "id,v,_op\n" + "".join(f"{i},{value},+I\n" for i in ids)
 
 
-def target_files(mode: str, name: str) -> dict[str, str]:
-    """A target with two members over the seeds, merge rules `sum` and the default."""
+def target_files(mode: str, name: str, config: str = "") -> dict[str, str]:
+    """A target with two members over the seeds, merge rules `sum` and the default; `config`: more of its config."""
     return {
         f"models/{name}.sql": "{{ partial_update_target() }}",
         f"models/{name}.yml": f"""
 version: 2
 models:
   - name: {name}
-    config: {{unique_key: id, change_mode: {mode}, merge_on_read_max_share: 0.1}}
+    config: {{unique_key: id, change_mode: {mode}, merge_on_read_max_share: 0.1{config}}}
     columns:
       - {{name: id, data_type: int}}
       - {{name: v, data_type: int}}
@@ -48,6 +48,8 @@ def project(make_project):
     for mode in ("copy_on_write", "merge_on_read", "auto"):
         files.update(target_files(mode, f"wide_{mode}"))
         files.update(upsert_files(mode, f"up_{mode}"))
+    # maintenance after the write that would compact a change of more than 1% of the rows at once
+    files.update(target_files("auto", "wide_compacts", ", maintenance: {deleted_share: 0.01}"))
     dbt = make_project("change_mode", files)
     dbt.run("build")
     return dbt
@@ -77,11 +79,15 @@ def test_the_modes_give_the_same_rows_and_auto_chooses_by_the_share_the_inputs_h
     assert rows(spark, "wide_merge_on_read")[:2] == [(0, 2, 2), (1, 1, 1)]
     assert "`wide_merge_on_read` lands its change merge-on-read (change_mode: merge_on_read)" in project.shown
     assert "`wide_auto` lands its change merge-on-read (the inputs hold 8 rows against the table's 200, merge_on_read_max_share 0.1)" in project.shown
-    assert "`up_auto` lands its change merge-on-read (the inputs hold 4 rows against the table's 200, merge_on_read_max_share 0.1)" in project.shown
+    assert "`up_auto` lands its change merge-on-read (the inputs hold 4 rows against the table's 200, merge_on_read_max_share 0.6)" in project.shown
+    # the same change lands copy-on-write where merge-on-read would be compacted right after: one rewrite, not two
+    assert ("`wide_compacts` lands its change copy-on-write (the inputs hold 8 rows against the table's 200, "
+            "maintenance.deleted_share 0.01, past which the write would be compacted at once)") in project.shown
+    assert delete_files(spark, "wide_compacts") == 0 and rows(spark, "wide_compacts") == rows(spark, "wide_auto")
 
     write_files(project.path, {"seeds/changes.csv": seed(range(KEYS), 3)})  # every key: 100%
     project.run("build")
-    assert "`up_auto` lands its change copy-on-write (the inputs hold 200 rows against the table's 200, merge_on_read_max_share 0.1)" in project.shown
+    assert "`up_auto` lands its change copy-on-write (the inputs hold 200 rows against the table's 200, merge_on_read_max_share 0.6)" in project.shown
     properties = dict(spark.sql(f"show tblproperties {SCHEMA}.up_auto").collect())
     assert properties["write.merge.mode"] == "copy-on-write"  # switched back for this write
     for kind in ("wide", "up"):
