@@ -137,8 +137,10 @@
         {%- set types = lakeplan.lakeplan_plan(node).types -%}
         {%- if retyped and declared and stored_type and lakeplan.lakeplan_normal_type(declared, types)
             != lakeplan.lakeplan_normal_type(stored_type, types) -%}
+            {#- Iceberg changes a column's type in place only to widen it (and a widening is no change) -#}
             {%- do changes.append('column `' ~ name ~ '` changed its type: the table stores ' ~ stored_type
-                ~ ', the YAML declares ' ~ declared) -%}
+                ~ ', the YAML declares ' ~ declared ~ ' (accepting keeps ' ~ stored_type
+                ~ ' and writes only values it holds; --full-refresh stores ' ~ declared ~ ')') -%}
         {%- elif retyped -%}
             {%- do changes.append('column `' ~ name ~ '` changed its merge rule or sequence group') -%}
         {%- else -%}

@@ -9,36 +9,44 @@
         {{ return(expression if lakeplan.lakeplan_normal_type(from_type) == lakeplan.lakeplan_normal_type(data_type)
             else 'cast(' ~ expression ~ ' as ' ~ data_type ~ ')') }}
     {%- endif -%}
-    {%- set cast = 'try_cast(' ~ expression ~ ' as ' ~ data_type ~ ')' -%}
-    {%- set rounding_fix = lakeplan.lakeplan_rounding_fix(from_type, data_type) if from_type is not none else none -%}
-    {%- if not rounding_fix -%}
-        {{ return('coalesce(' ~ lakeplan.lakeplan_finite(cast, data_type) ~ ', case when ' ~ expression
-            ~ ' is not null then ' ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, fix)
-            ~ ' end)') }}
+    {%- set exact = lakeplan.lakeplan_exact_value(expression, from_type, data_type) if from_type is not none -%}
+    {%- if not exact -%}
+        {{ return('coalesce(' ~ lakeplan.lakeplan_finite('try_cast(' ~ expression ~ ' as ' ~ data_type ~ ')', data_type)
+            ~ ', case when ' ~ expression ~ ' is not null then '
+            ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, fix) ~ ' end)') }}
     {%- endif -%}
-    {#- kept only where it equals the value (Spark compares them in a type that holds both) -#}
-    {{ return('coalesce(case when ' ~ cast ~ ' = ' ~ expression ~ ' then ' ~ cast ~ ' end, case when ' ~ expression
+    {#- kept only where it equals the value, compared in a type that holds both exactly -#}
+    {%- set cast = 'try_cast(' ~ exact.value ~ ' as ' ~ data_type ~ ')' -%}
+    {{ return('coalesce(case when ' ~ cast ~ ' = ' ~ exact.value ~ ' then ' ~ cast ~ ' end, case when ' ~ expression
         ~ ' is null then null when ' ~ cast ~ ' is null then '
         ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, fix) ~ ' else '
-        ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, rounding_fix, cast) ~ ' end)') }}
+        ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, exact.fix, cast) ~ ' end)') }}
 {% endmacro %}
 
-{#- How to fix a value of `from_type` that `data_type` holds only rounded, or none when the cast never rounds: into
-    an exact number (an integer or decimal type), a decimal with more digits after the point, a float, a double
-    or text; into a date, a timestamp. A float or double column holds approximate values by design. -#}
-{% macro lakeplan_rounding_fix(from_type, data_type) %}
+{#- Where a cast of `expression` (`from_type`) to `data_type` may round: {value, fix}, `value` the expression in a
+    type that holds it exactly (text as a decimal with as many digits before the point as `data_type`, and as many
+    after as fit; text into a date as a timestamp), `fix` how to keep it; else none. Into an exact number (an integer
+    or decimal type) from a decimal with more digits after the point, a float, a double or text; into a date from a
+    timestamp or text. A float or double column holds approximate values by design. -#}
+{% macro lakeplan_exact_value(expression, from_type, data_type) %}
     {%- set source, target = lakeplan.lakeplan_normal_type(from_type), lakeplan.lakeplan_normal_type(data_type) -%}
     {%- set source_decimal, target_decimal = lakeplan.lakeplan_decimal(source), lakeplan.lakeplan_decimal(target) -%}
-    {%- set integer = target in lakeplan.lakeplan_types().integer_digits -%}
-    {%- set target_scale = target_decimal.scale if target_decimal else (0 if integer else none) -%}
-    {%- if target == 'date' and lakeplan.lakeplan_type_family(source) == 'timestamp' -%}
-        {{ return('take its date where it is computed (`to_date(...)`), or declare the column a timestamp.') }}
-    {%- elif target_scale is none -%}{{ return(none) }}
-    {%- elif source_decimal and source_decimal.scale <= target_scale -%}{{ return(none) }}
-    {%- elif not source_decimal and source not in ['float', 'double', 'string'] -%}{{ return(none) }}
+    {%- set family = lakeplan.lakeplan_type_family(source) -%}
+    {%- set digits = lakeplan.lakeplan_types().integer_digits -%}
+    {%- if target == 'date' and family in ['timestamp', 'string'] -%}
+        {{ return({'value': expression if family == 'timestamp' else 'try_cast(' ~ expression ~ ' as timestamp)',
+            'fix': 'take its date where it is computed (`to_date(...)`), or declare the column a timestamp.'}) }}
     {%- endif -%}
-    {{ return('round it where it is computed (`round(..., ' ~ target_scale ~ ')`), or declare the column with '
-        ~ ('more digits after the point' if target_decimal else 'a decimal type') ~ '.') }}
+    {%- set scale = target_decimal.scale if target_decimal else (0 if target in digits else none) -%}
+    {%- if scale is none or (source_decimal and source_decimal.scale <= scale)
+        or not (source_decimal or source in ['float', 'double'] or family == 'string') -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set before_point = target_decimal.precision - scale if target_decimal else digits[target] -%}
+    {{ return({'value': 'try_cast(' ~ expression ~ ' as decimal(38,' ~ (38 - before_point) ~ '))'
+            if family == 'string' else expression,
+        'fix': 'round it where it is computed (`round(..., ' ~ scale ~ ')`), or declare the column with '
+            ~ ('more digits after the point' if target_decimal else 'a decimal type') ~ '.'}) }}
 {% endmacro %}
 
 {#- `expression` of `data_type`, NULL where it is infinite: a float or double that overflows becomes infinity, not
@@ -49,11 +57,11 @@
 {% endmacro %}
 
 {#- raise_error with lakeplan's one-line message: `message`, the value, the type it does not fit (or, given
-    `rounded_sql`, holds only as that), and `fix`. -#}
+    `rounded_sql`, would store only as that), and `fix`. -#}
 {% macro lakeplan_raise_value_error(message, value_sql, data_type, fix, rounded_sql=none) %}
     {%- set stopped = 'this write stopped and committed nothing. Fix: ' ~ fix -%}
-    {%- set held = lakeplan.lakeplan_string_literal(', which ' ~ data_type ~ ' holds only rounded, as ') ~ ', cast('
-        ~ rounded_sql ~ ' as string), ' ~ lakeplan.lakeplan_string_literal('; ' ~ stopped) if rounded_sql
+    {%- set held = lakeplan.lakeplan_string_literal(', which ' ~ data_type ~ ' cannot hold exactly: it would store ')
+        ~ ', cast(' ~ rounded_sql ~ ' as string), ' ~ lakeplan.lakeplan_string_literal('; ' ~ stopped) if rounded_sql
         else lakeplan.lakeplan_string_literal(', which ' ~ data_type ~ ' cannot hold; ' ~ stopped) -%}
     {{ return('raise_error(concat(' ~ lakeplan.lakeplan_string_literal('lakeplan: ' ~ message ~ ' ')
         ~ ', coalesce(cast(' ~ value_sql ~ ' as string), \'NULL\'), ' ~ held ~ '))') }}
