@@ -134,7 +134,7 @@
             | selectattr('name', 'in', [name, name | lower]) | map(attribute='dtype') | first) if retyped else none -%}
         {%- set declared = (node.columns.values() | selectattr('name', 'equalto', name) | map(attribute='data_type')
             | first) if retyped else none -%}
-        {%- set types = lakeplan.lakeplan_plan(node).types -%}
+        {%- set types = lakeplan.lakeplan_plan(node).types if retyped else none -%}
         {%- if retyped and declared and stored_type and lakeplan.lakeplan_normal_type(declared, types)
             != lakeplan.lakeplan_normal_type(stored_type, types) -%}
             {#- Iceberg changes a column's type in place only to widen it (and a widening is no change) -#}

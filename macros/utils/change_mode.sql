@@ -35,14 +35,13 @@
         {%- endfor -%}
         {%- set known = counts | reject('none') | list -%}
         {%- set read = known | sum | int -%}
-        {%- set share = setting.compacting_share or setting.merge_on_read_max_share -%}
-        {%- set limit = table_rows * share -%}
+        {%- set limit = table_rows * setting.share -%}
         {%- set small = known | length == counts | length and read <= limit -%}
         {%- set mode = 'merge-on-read' if small else 'copy-on-write' -%}
         {%- set reason = ('the inputs hold ' ~ read ~ ' rows' if known | length == counts | length
-            else 'an input has no row count') ~ ' against the table\'s ' ~ table_rows ~ (', maintenance.deleted_share '
-            ~ share ~ ', past which the write would be compacted at once' if setting.compacting_share
-            else ', merge_on_read_max_share ' ~ share) -%}
+            else 'an input has no row count') ~ ' against the table\'s ' ~ table_rows ~ ', ' ~ setting.share_from ~ ' '
+            ~ setting.share ~ (', past which the write would be compacted at once'
+            if setting.share_from == 'maintenance.deleted_share' else '') -%}
     {%- endif -%}
     {%- set properties = lakeplan.lakeplan_table_properties(relation) -%}
     {%- set modes = ['write.merge.mode', 'write.update.mode', 'write.delete.mode'] -%}

@@ -229,8 +229,7 @@ def change_report(plan: dict[str, Any], sql: str) -> dict[str, Any] | None:
                            else f"what is new: snapshots after {consumed} up to {current}")  # fmt: skip
     lands = change["mode"]
     if lands == "auto":
-        share = change.get("compacting_share") or change["merge_on_read_max_share"]
-        lands += f" (merge-on-read when the inputs hold at most {share:g} of the table's rows)"
+        lands += f" (merge-on-read when the inputs hold at most {change['share']:g} of the table's rows)"
     return {"change_mode": change["mode"], "lands": lands, "reads": reads,
             "maintenance": plan.get("maintenance")}  # fmt: skip
 

@@ -53,9 +53,10 @@ class Distribution(Frozen):
 class ChangeMode(Frozen):
     mode: Literal["copy_on_write", "merge_on_read", "auto"] = described("how a MERGE lands (`change_mode`)")
     merge_on_read_max_share: float = described("under `auto`: the largest share of the table read as merge-on-read")
-    compacting_share: Optional[float] = described(
-        "under `auto` with maintenance after the write: its `deleted_share`, when lower (a change that large would be "
-        "compacted at once, so copy-on-write rewrites once instead of twice)", None)
+    share: float = described("under `auto`: the share it compares with, the lower of `merge_on_read_max_share` and, "
+                             "with maintenance after the write, its `deleted_share` (a larger change would be "
+                             "compacted at once, so copy-on-write rewrites once instead of twice)")
+    share_from: Literal["merge_on_read_max_share", "maintenance.deleted_share"] = described("the setting `share` is")
 
 
 class MaintenancePlan(Maintenance):

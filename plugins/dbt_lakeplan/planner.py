@@ -186,9 +186,10 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
         sections["tombstone_retention_days"] = settings.tombstone_retention_days
         upkeep = settings.maintenance
         compacts = upkeep is not None and upkeep.after_write and upkeep.deleted_share < settings.merge_on_read_max_share
-        sections["change_mode"] = ChangeMode(mode=settings.change_mode,
-                                             merge_on_read_max_share=settings.merge_on_read_max_share,
-                                             compacting_share=upkeep.deleted_share if compacts else None)
+        sections["change_mode"] = ChangeMode(
+            mode=settings.change_mode, merge_on_read_max_share=settings.merge_on_read_max_share,
+            share=upkeep.deleted_share if compacts else settings.merge_on_read_max_share,
+            share_from="maintenance.deleted_share" if compacts else "merge_on_read_max_share")
         _check_change_mode(node, settings, found)
         sections["types"] = Types(families=spark_types.FAMILIES, casts=spark_types.CASTS, aliases=spark_types.ALIASES,
                                   bare=spark_types.BARE, integer_digits=spark_types.INTEGER_DIGITS,

@@ -81,14 +81,17 @@ def test_how_a_change_lands_and_what_each_input_read_with_new_rows_gives():
     sql = ("select * from /* lakeplan new_rows: s.a at 7 after 5 */ (select 1) union all "
            "select * from /* lakeplan new_rows: s.b at 3 after 3 */ (select 2) union all "
            "select * from /* lakeplan new_rows: s.c at 9 after None */ (select 3)")
-    report = change_report({"change_mode": {"mode": "auto", "merge_on_read_max_share": 0.1}, "maintenance": {}}, sql)
+    report = change_report({"change_mode": {"mode": "auto", "merge_on_read_max_share": 0.1, "share": 0.1,
+                                           "share_from": "merge_on_read_max_share"}, "maintenance": {}}, sql)
     assert report["lands"] == "auto (merge-on-read when the inputs hold at most 0.1 of the table's rows)"
     assert report["reads"] == {"s.a": "what is new: snapshots after 5 up to 7", "s.b": "nothing new",
                                "s.c": "everything: no write consumed it yet"}
     assert report["maintenance"] == {}
-    compacting = {"mode": "auto", "merge_on_read_max_share": 0.6, "compacting_share": 0.05}
+    compacting = {"mode": "auto", "merge_on_read_max_share": 0.6, "share": 0.05,
+                  "share_from": "maintenance.deleted_share"}
     assert change_report({"change_mode": compacting}, sql)["lands"] == (
         "auto (merge-on-read when the inputs hold at most 0.05 of the table's rows)")
-    assert change_report({"change_mode": {"mode": "copy_on_write", "merge_on_read_max_share": 0.1}}, "select 1") == {
+    assert change_report({"change_mode": {"mode": "copy_on_write", "merge_on_read_max_share": 0.1, "share": 0.1,
+                                         "share_from": "merge_on_read_max_share"}}, "select 1") == {
         "change_mode": "copy_on_write", "lands": "copy_on_write", "reads": {}, "maintenance": None}
     assert change_report({}, sql) is None  # a model without a MERGE
