@@ -1,4 +1,4 @@
-"""Four fixes to dbt-spark's adapter and one addition, installed once per process by lakeplan's plugin.
+"""Five fixes to dbt-spark's adapter and one addition, installed once per process by lakeplan's plugin.
 
 Quoting: dbt-spark wraps a name in backticks without escaping a backtick inside it, so a column such as
 `Seq`No` breaks every statement that names it (seeds first). Spark escapes a backtick by doubling it.
@@ -12,6 +12,11 @@ Missing columns: dbt compares column names as they are written (`AcctName` is no
 resolves them, case-insensitively. A view in this catalog reports its columns in lower case (the Hive metastore's
 schema), so a snapshot, whose new rows are staged in a view, took its target's `AcctName` for a missing column
 and failed to add it again on its second run ([FIELDS_ALREADY_EXISTS]). Names compare as Spark compares them.
+
+Query column types: dbt reads the types of a query's columns from the driver's cursor description. Over the Thrift
+Server (the `cluster` target) PyHive names them `BIGINT_TYPE` and drops a decimal's precision and scale, so every
+check of a query's types against its table's (an upsert's second run, its on_schema_change, a contract) compared
+`bigint` with `BIGINT_TYPE`. Spark's own `describe query` gives the types as it prints them, on every target.
 
 Errors: a statement that fails inside a Spark task (a row guard's `raise_error`, a value that does not fit)
 reaches dbt as the task's whole Java stack, 100-150 lines around one sentence. dbt-spark already logs the full
@@ -268,6 +273,12 @@ def _condense_fetch_errors(fetch):
     return classmethod(get_result_from_cursor)
 
 
+def query_columns(adapter, sql: str) -> list:
+    """The columns `sql` gives, typed as Spark prints types (`describe query`: name, type, comment)."""
+    _, described = adapter.connections.execute(f"describe query {sql}", fetch=True)
+    return [adapter.Column.create(row[0], row[1]) for row in described.rows]
+
+
 def install() -> None:
     """Replaces dbt-spark's quoting and missing-column comparison, wraps its relation listing and its error handler,
     once per process."""
@@ -287,6 +298,7 @@ def install() -> None:
     SparkAdapter.quote = lambda self, identifier: quote(identifier)
     SparkAdapter.get_missing_columns = lambda self, source, target: missing_columns(
         self.get_columns_in_relation(source), self.get_columns_in_relation(target))
+    SparkAdapter.get_column_schema_from_query = query_columns
 
     def build_spark_relation_list(self, row_list, relation_info_func):
         def information(row):

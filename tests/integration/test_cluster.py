@@ -69,3 +69,23 @@ def test_empty_seed_cells_load_as_null_over_thrift(cluster, make_project):
     project.run("seed", "--target", "cluster")
     cursor.execute("select id, name, score, flag, cast(day as string) from lakeplan_cluster_seed_nulls.cells")
     assert sorted(tuple(row) for row in cursor.fetchall()) == iceberg.SEED_ROWS
+
+
+UPSERT = {
+    "models/current.sql": "{{ config(materialized='upsert', unique_key='id', op_column='op', "
+    "on_schema_change='append_new_columns') }}\n"
+    "select cast(1 as bigint) as id, '+U' as op, cast({{ var('price', '1.50') }} as decimal(12,2)) as price"
+    "{% if var('more', false) %}, cast(7 as bigint) as extra{% endif %}",
+}
+
+
+def test_an_upsert_runs_again_on_the_cluster_and_adds_a_column(cluster, make_project):
+    """The second run compares its query's types with the table's: over Thrift dbt read them as BIGINT_TYPE and
+    DECIMAL_TYPE (no precision), and stopped the run ("stored as bigint, but its query now gives BIGINT_TYPE")."""
+    project = make_project("cluster_upsert", UPSERT)
+    cursor = cluster.cursor()
+    cursor.execute("drop schema if exists lakeplan_cluster_upsert cascade")  # the cluster keeps its metastore
+    project.run("run", "--target", "cluster")
+    project.run("run", "--target", "cluster", "--vars", "{price: 2.25, more: true}")
+    cursor.execute("select id, cast(price as string), extra from lakeplan_cluster_upsert.current")
+    assert cursor.fetchall() == [(1, "2.25", 7)]
