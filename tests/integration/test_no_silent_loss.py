@@ -15,19 +15,20 @@ from tests.integration.test_partial_update import member, rows, target_yml
 PRICES = {
     "models/prices.sql": "{{ partial_update_target() }}",
     "models/prices.yml": target_yml("prices", {"id": "bigint", "b": "decimal(5,2)", "n": "int", "m": "int", "r": "float",
-                                        "q": "int", "t": "int", "dt": "date"}),
+                                        "q": "int", "t": "int", "dt": "date", "w": "decimal(38,0)"}),
     "models/good.sql": member("prices", "select cast(1 as bigint) as id, 7 as n"),
-    # Step 2 sends a value of var `b` (text), of var `m` (a bigint), of var `r` and of var `q` (doubles), of var `t`
-    # and var `dt` (text) for key var `key`.
+    # Step 2 sends a value of var `b` (text), of var `m` (a bigint), of var `r` and of var `q` (doubles), of vars `t`,
+    # `dt` and `w` (text) for key var `key`.
     "models/bad.sql": member("prices", by_step(
         "select cast(1 as bigint) as id, '1.50' as b, cast(1 as bigint) as m, cast(1 as double) as r, 1.0D as q, "
-        "'2' as t, '2024-01-02' as dt",
+        "'2' as t, '2024-01-02' as dt, '7' as w",
         "select cast({{ var('key', 1) }} as bigint) as id, '{{ var('b', '12abc') }}' as b, "
         "cast({{ var('m', 1) }} as bigint) as m, cast({{ var('r', 1) }} as double) as r, "
-        "cast({{ var('q', 1) }} as double) as q, '{{ var('t', 2) }}' as t, '{{ var('dt', '2024-01-02') }}' as dt",
+        "cast({{ var('q', 1) }} as double) as q, '{{ var('t', 2) }}' as t, '{{ var('dt', '2024-01-02') }}' as dt, "
+        "'{{ var('w', 7) }}' as w",
     )),  # fmt: skip
 }
-STORED = [(1, Decimal("1.50"), 7, 1, 1.0, 1, 2, date(2024, 1, 2))]
+STORED = [(1, Decimal("1.50"), 7, 1, 1.0, 1, 2, date(2024, 1, 2), Decimal(7))]
 FIX = "convert or filter the value in `bad`, or widen the target column's data_type."
 TEXT_FIX = "convert or filter the value in `bad`, or, for a number too large, widen the target column's data_type."
 
@@ -55,20 +56,23 @@ def prices(make_project, spark):
          "computed (`round(..., 0)`), or declare the column with a decimal type."),
         ("{step: 2, b: 1, t: 2.5}", "2.5", "t", "int cannot hold exactly: it would store 2; {}round it where it is "
          "computed (`round(..., 0)`), or declare the column with a decimal type."),
+        # decimal(38,0) leaves the text no digits after the point to be compared in
+        ("{step: 2, b: 1, w: 1.5}", "1.5", "w", "decimal(38,0) cannot hold exactly: it would store 2; {}round it where "
+         "it is computed (`round(..., 0)`), or declare the column with more digits after the point."),
         ("{step: 2, b: 1, dt: '2024-01-02 10:30:00'}", "2024-01-02 10:30:00", "dt", "date cannot hold exactly: it "
          "would store 2024-01-02; {}take its date where it is computed (`to_date(...)`), or declare the column a "
          "timestamp."),
-        ("{step: 2, b: 1, key: 2, t: 2.0}", None, None, None),  # control: values that fit are written, text 2.0 too
+        ("{step: 2, b: 1, key: 2, t: 2.0, w: 12.0}", None, None, None),  # control: values that fit, text 2.0 too
     ],
     ids=["text", "too_wide", "int_overflow", "float_overflow", "rounded_text", "rounded_double", "rounded_text_int",
-         "text_time_into_date", "control"],
+         "rounded_text_wide", "text_time_into_date", "control"],
 )
 def test_a_value_the_target_cannot_hold_stops_the_write(prices, spark, step_vars, value, column, held):
     table = "lakeplan_lossless.prices"
     before, contents = snapshots(spark, table), rows(spark, table)
     if value is None:
         prices.run("run", "--vars", step_vars)
-        assert rows(spark, table) == STORED + [(2, Decimal("1.00"), None, 1, 1.0, 1, 2, date(2024, 1, 2))]
+        assert rows(spark, table) == STORED + [(2, Decimal("1.00"), None, 1, 1.0, 1, 2, date(2024, 1, 2), Decimal(12))]
         spark.sql(f"delete from {table} where id = 2")
         return
     log = prices.fail("run", "--vars", step_vars)
