@@ -37,8 +37,9 @@
     }) }}
 {% endmacro %}
 
-{#- Records the current logic in an existing table: a metadata change, no snapshot. -#}
+{#- Records the current logic in an existing table: a metadata change, no snapshot; once per verdict. -#}
 {% macro lakeplan_record_state(verdict) %}
+    {%- if verdict.recorded -%}{{ return('') }}{%- endif -%}
     {%- set node, relation = verdict.node, verdict.relation -%}
     {%- set properties = lakeplan.lakeplan_fingerprint_properties(node) -%}
     {%- if verdict.action == 'accept' -%}
@@ -49,6 +50,7 @@
     {%- endif -%}
     {%- set assignments = lakeplan.lakeplan_properties_sql(properties) -%}
     {%- do run_query('alter table ' ~ relation ~ ' set tblproperties (' ~ assignments ~ ')') -%}
+    {%- do verdict.update({'recorded': true}) -%}
 {% endmacro %}
 
 {#- `'key' = 'value', ...`: every key and value a quoted literal. -#}

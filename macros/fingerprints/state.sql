@@ -16,7 +16,8 @@
         {%- do exceptions.warn('lakeplan: ' ~ verdict.message ~ '\nKeeping the table (on_state_mismatch: ignore).') -%}
     {%- elif verdict.action in ['accept', 'evolve'] -%}
         {#- lakeplan's materializations record after their write (lakeplan_record_state_after_write), so a failed
-            write records nothing; dbt-spark's incremental has no such step, so its accepted logic is recorded now -#}
+            write records nothing; dbt-spark's incremental has no such step, so its accepted logic is recorded now
+            (unless on-run-start did) -#}
         {%- if verdict.action == 'accept' and not lakeplan.lakeplan_plan().kind.merged -%}
             {%- do lakeplan.lakeplan_record_state(verdict) -%}
         {%- endif -%}
@@ -52,12 +53,21 @@
     {{ return(execute and flags.WHICH in ['run', 'build'] and not lakeplan.lakeplan_empty_run()) }}
 {% endmacro %}
 
-{#- What to do with a model's existing table: {action, node, relation, stored, changes, message}. action is
+{#- What to do with a model's existing table: {action, node, relation, stored, changes, message, recorded}. action is
     none (nothing recorded, or the same logic), evolve (only new members or columns: record them), accept
     (listed in var lakeplan_accept_state: record the current logic), or per on_state_mismatch refuse, rebuild
-    or ignore. -#}
+    or ignore. Decided once per invocation: on-run-start, the write's compile and its record after the write ask
+    for the same verdict (`recorded` tells whether its logic was recorded yet). -#}
 {% macro lakeplan_state_verdict(node) %}
-    {%- set verdict = {'action': 'none', 'node': node} -%}
+    {%- set verdicts = lakeplan.lakeplan_invocation_cache('lakeplan_state_verdicts') -%}
+    {%- if node.unique_id not in verdicts -%}
+        {%- do verdicts.update({node.unique_id: lakeplan.lakeplan_decide_state(node)}) -%}
+    {%- endif -%}
+    {{ return(verdicts[node.unique_id]) }}
+{% endmacro %}
+
+{% macro lakeplan_decide_state(node) %}
+    {%- set verdict = {'action': 'none', 'node': node, 'recorded': false} -%}
     {%- set current = node.config.get('lakeplan_fingerprint') -%}
     {%- if current is none or not lakeplan.lakeplan_is_stateful(node) -%}{{ return(verdict) }}{%- endif -%}
     {%- set policy = lakeplan.lakeplan_plan(node).on_state_mismatch -%}
@@ -81,10 +91,10 @@
                 node, stored, current, changes, policy == 'fail')}) -%}
         {%- endif -%}
         {%- if verdict.action in ['evolve', 'accept'] -%}
-            {%- do lakeplan.lakeplan_log_once('lakeplan: model `' ~ node.name ~ '`: '
+            {%- do log('lakeplan: model `' ~ node.name ~ '`: '
                 ~ ('accepting its current logic (' ~ changes | join('; ') ~ ')' if changes else 'its new or widened parts fit its table')
                 ~ '; the table keeps its rows and records fingerprint ' ~ current.fingerprint
-                ~ ' once this run writes it (a failed write records nothing).') -%}
+                ~ ' once this run writes it (a failed write records nothing).', info=true) -%}
         {%- endif -%}
     {%- endif -%}
     {{ return(verdict) }}
@@ -151,20 +161,6 @@
         {%- endif -%}
     {%- endfor -%}
     {{ return(changes) }}
-{% endmacro %}
-
-{#- `message` in dbt's log once per invocation: the state check meets a model in on-run-start, before its write and
-    after it. -#}
-{% macro lakeplan_log_once(message) %}
-    {%- set logged = graph.get('lakeplan_logged') -%}
-    {%- if logged is none or logged.invocation != invocation_id -%}
-        {%- set logged = {'invocation': invocation_id, 'messages': []} -%}
-        {%- do graph.update({'lakeplan_logged': logged}) -%}
-    {%- endif -%}
-    {%- if message not in logged.messages -%}
-        {%- do logged.messages.append(message) -%}
-        {%- do log(message, info=true) -%}
-    {%- endif -%}
 {% endmacro %}
 
 {% macro lakeplan_state_mismatch_message(node, stored, current, changes, with_fix) %}

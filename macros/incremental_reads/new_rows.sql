@@ -128,19 +128,13 @@
 
 {#- `relation`'s table properties, {key: value}, as this dbt invocation first read them: a write's readers before its
     first statement (each member's new_rows, the record of what the write consumed, its change_mode) share one
-    `show tblproperties`. The copy is kept in dbt's `graph`, the one object every node's context in an invocation
-    shares, under the invocation's id (a manifest reused by a later invocation reads again); a write's own ALTERs
-    run after its last read, and its maintenance reads the table itself. -#}
+    `show tblproperties`. A write's own ALTERs run after its last read, and its maintenance reads the table itself. -#}
 {% macro lakeplan_table_properties(relation) %}
-    {%- set read = graph.get('lakeplan_table_properties') -%}
-    {%- if read is none or read.invocation != invocation_id -%}
-        {%- set read = {'invocation': invocation_id, 'tables': {}} -%}
-        {%- do graph.update({'lakeplan_table_properties': read}) -%}
+    {%- set read = lakeplan.lakeplan_invocation_cache('lakeplan_table_properties') -%}
+    {%- if relation | string not in read -%}
+        {%- do read.update({relation | string: lakeplan.lakeplan_read_table_properties(relation)}) -%}
     {%- endif -%}
-    {%- if relation | string not in read.tables -%}
-        {%- do read.tables.update({relation | string: lakeplan.lakeplan_read_table_properties(relation)}) -%}
-    {%- endif -%}
-    {{ return(read.tables[relation | string]) }}
+    {{ return(read[relation | string]) }}
 {% endmacro %}
 
 {#- Before snapshot expiry: a pending record of what a write consumed (a write stopped between its commit and its
