@@ -29,9 +29,9 @@
 {#- Where a cast of `expression` (`from_type`) to `data_type` may round: {value, fix, text}, `value` the expression in
     a type that holds it exactly (text as a decimal with as many digits before the point as `data_type`, and as many
     after as fit; text into a date as a timestamp), `fix` how to keep it, `text` whether text becomes a number; else
-    none. Into an exact number (an integer
-    or decimal type) from a decimal with more digits after the point, a float, a double or text; into a date from a
-    timestamp or text. A float or double column holds approximate values by design. -#}
+    none. Into an exact number (an integer or decimal type) from a decimal with more digits after the point, a float,
+    a double or text; into a date from a timestamp or text. A float or double column holds approximate values by
+    design. -#}
 {% macro lakeplan_exact_value(expression, from_type, data_type) %}
     {%- set source, target = lakeplan.lakeplan_normal_type(from_type), lakeplan.lakeplan_normal_type(data_type) -%}
     {%- set source_decimal, target_decimal = lakeplan.lakeplan_decimal(source), lakeplan.lakeplan_decimal(target) -%}

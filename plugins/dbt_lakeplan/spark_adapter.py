@@ -280,8 +280,8 @@ def query_columns(adapter, sql: str) -> list:
 
 
 def install() -> None:
-    """Replaces dbt-spark's quoting and missing-column comparison, wraps its relation listing and its error handler,
-    once per process."""
+    """Replaces dbt-spark's quoting, missing-column comparison and query column types, wraps its relation listing and
+    its error handler, once per process."""
     from dbt.adapters.spark.connections import SparkConnectionManager
     from dbt.adapters.spark.impl import SparkAdapter
 
