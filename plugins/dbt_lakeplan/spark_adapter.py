@@ -48,9 +48,14 @@ ERROR_WRAPPING = re.compile(
     r"(?:[\w.$]+(?:Exception|Error): )?"
     r"(?:\[USER_RAISED_EXCEPTION\] )?"
 )
+# the Thrift Server's wrapping around Spark's own error (the `cluster` target): its exception, then Spark's error class
+# and exception once more before the sentence
+THRIFT_WRAPPING = re.compile(r"^(?:org\.apache\.hive\.service\.cli\.HiveSQLException: )?Error running query: "
+                             r"(?:\[[A-Z_.]+\] )?(?:[\w.$]+(?:Exception|Error): )?")
 SQLSTATE = re.compile(r"\s*SQLSTATE: \w+\s*$")
-# dbt's own heading, once for each dbt error the failure passed through on its way
-DBT_HEADING = re.compile(r"^(?:\s*Runtime Error[ \t]*\n)+")
+# dbt's own heading, once for each dbt error the failure passed through on its way (a Database Error: dbt-spark's
+# Thrift connection, whose error its handler wraps again)
+DBT_HEADING = re.compile(r"^(?:\s*(?:Runtime|Database) Error[ \t]*\n)+")
 # an analysis error's sentence, then the plan Spark appends to it (tens of lines)
 ANALYSIS_PLAN = re.compile(r"^\s*(\[[A-Z_.]+\][^\n]*?);?\s*\n.*", re.DOTALL)
 # the line naming a partial-update write's group and members, or the members whose deletes a statement records
@@ -82,13 +87,14 @@ def with_table_format(information: str) -> str:
 
 def condensed(message: str) -> str:
     """A Spark error as the sentence it carries: the text before the first Java frame, without the wrapping
-    of Py4J, of a failed stage and of `raise_error`, of dbt's headings, and of the plan an analysis error
-    appends. Other text without a Java stack is returned as it is."""
-    message = DBT_HEADING.sub("", message)
+    of Py4J or of the Thrift Server, of a failed stage and of `raise_error`, of dbt's headings, and of what follows the
+    first line of a sentence that opens with Spark's error class (an analysis error's plan, the statement around
+    a syntax error). Other text without a Java stack is returned as it is."""
+    message = THRIFT_WRAPPING.sub("", DBT_HEADING.sub("", message).lstrip(), count=1)
     lines = message.splitlines()
     frame = next((index for index, line in enumerate(lines) if JAVA_FRAME.match(line)), None)
-    if frame is None:
-        return ANALYSIS_PLAN.sub(r"\1", message).strip()
+    if frame is None or ERROR_CLASS.match(message.lstrip()):  # the Thrift Server sends the stack after the plan
+        return ANALYSIS_PLAN.sub(r"\1", "\n".join(lines[:frame])).strip()
     text = " ".join(line.strip() for line in lines[:frame] if line.strip())
     sentence = SQLSTATE.sub("", ERROR_WRAPPING.sub("", text, count=1)).strip()
     causes = [line.strip()[len("Caused by: "):] for line in lines if line.strip().startswith("Caused by: ")]

@@ -89,3 +89,24 @@ def test_an_upsert_runs_again_on_the_cluster_and_adds_a_column(cluster, make_pro
     project.run("run", "--target", "cluster", "--vars", "{price: 2.25, more: true}")
     cursor.execute("select id, cast(price as string), extra from lakeplan_cluster_upsert.current")
     assert cursor.fetchall() == [(1, "2.25", 7)]
+
+
+FAILING = {
+    "models/null_key.sql": "{{ config(materialized='upsert', unique_key='id') }}\n"
+    "select cast(null as bigint) as id, '+I' as _op, 1 as v",
+    "models/missing_input.sql": "select * from lakeplan_cluster_errors.no_such_table",
+}
+
+
+def test_a_failed_statement_on_the_cluster_is_one_sentence(cluster, make_project):
+    """The Thrift Server wraps Spark's sentence in its own exception and appends the statement
+    (`org.apache.hive.service.cli.HiveSQLException: Error running query: ...`, `== SQL ==`): the user sees the
+    sentence alone, as on the local target."""
+    project = make_project("cluster_errors", FAILING)
+    cluster.cursor().execute("drop schema if exists lakeplan_cluster_errors cascade")
+    project.fail("run", "--target", "cluster")
+    shown = project.shown
+    for wrapping in ("HiveSQLException", "Error running query", "== SQL ==", "org.apache.spark"):
+        assert wrapping not in shown
+    assert "NULL primary key (id) in model `null_key` (op column `_op`)" in shown
+    assert "[TABLE_OR_VIEW_NOT_FOUND]" in shown and "no_such_table" in shown

@@ -61,6 +61,28 @@ def test_an_analysis_error_shows_its_sentence_without_dbts_headings_and_the_plan
     )
 
 
+# what dbt-spark's Thrift connection (the `cluster` target) hands over: the server's errorMessage as a Database Error,
+# wrapped in a Runtime Error by its handler
+THRIFT_ANALYSIS = (
+    "Database Error\n  org.apache.hive.service.cli.HiveSQLException: Error running query: [TABLE_OR_VIEW_NOT_FOUND] "
+    "org.apache.spark.sql.AnalysisException: [TABLE_OR_VIEW_NOT_FOUND] The table or view `s`.`t` cannot be found.\n"
+    "  If you did not qualify the name with a schema, verify the current_schema() output.; line 7 pos 18;\n"
+    "  'CreateIcebergView select * from s.t, false, false, false\n  +- 'Project [*]\n  \n"
+    "  \tat org.apache.spark.sql.hive.thriftserver.HiveThriftServerErrors$.runningQueryError(HiveThriftServerErrors.scala:1)"
+)
+THRIFT_TASK = (
+    "Database Error\n  org.apache.hive.service.cli.HiveSQLException: Error running query: org.apache.spark.SparkException: "
+    "Job aborted due to stage failure: Task 0 in stage 0.0 failed 4 times, most recent failure: Lost task 0.3 in stage "
+    "0.0 (TID 3) (127.0.0.1 executor 1): java.lang.RuntimeException: NULL primary key (id) in model `m`\n"
+    "  \tat org.apache.spark.sql.errors.QueryExecutionErrors$.raiseError(QueryExecutionErrors.scala:1)"
+)
+
+
+def test_an_error_through_the_thrift_server_shows_sparks_sentence_alone():
+    assert condensed(THRIFT_ANALYSIS) == "[TABLE_OR_VIEW_NOT_FOUND] The table or view `s`.`t` cannot be found."
+    assert condensed(THRIFT_TASK) == "NULL primary key (id) in model `m`"
+
+
 def test_none_is_quoted_as_stock_dbt_spark_quotes_it():
     # Spark's `database` is None; dbt's adapter tests quote it (dbt-spark gives `None`, no error).
     assert quote(None) == "`None`"
