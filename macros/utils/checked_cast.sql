@@ -20,16 +20,20 @@
     {%- set cast = 'try_cast(' ~ exact.value ~ ' as ' ~ data_type ~ ')' -%}
     {%- set same = cast ~ ' = ' ~ exact.value ~ (' and cast(cast(' ~ cast ~ ' as string) as double) = try_cast('
         ~ expression ~ ' as double)' if exact.text else '') -%}
+    {#- NaN and infinity fit no exact type, however wide: their own fix -#}
+    {%- set no_number = ' when ' ~ exact.no_number ~ ' then ' ~ lakeplan.lakeplan_raise_value_error(message,
+        shown or expression, data_type, 'replace NaN and infinity where the value is computed (`nanvl(...)`, a `case`), '
+        ~ 'or filter the row out.') if exact.no_number else '' -%}
     {{ return('coalesce(case when ' ~ same ~ ' then ' ~ cast ~ ' end, case when ' ~ expression
-        ~ ' is null then null when ' ~ cast ~ ' is null then '
+        ~ ' is null then null' ~ no_number ~ ' when ' ~ cast ~ ' is null then '
         ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, fix) ~ ' else '
         ~ lakeplan.lakeplan_raise_value_error(message, shown or expression, data_type, exact.fix, cast) ~ ' end)') }}
 {% endmacro %}
 
 {#- Where a cast of `expression` (`from_type`) to `data_type` may round: {value, fix, text}, `value` the expression in
     a type that holds it exactly (text as a decimal with as many digits before the point as `data_type`, and as many
-    after as fit; text into a date as a timestamp), `fix` how to keep it, `text` whether text becomes a number; else
-    none. Into an exact number (an integer or decimal type) from a decimal with more digits after the point, a float,
+    after as fit; text into a date as a timestamp), `fix` how to keep it, `text` whether text becomes a number,
+    `no_number` SQL of whether a float or double is NaN or infinite (none for other types); else none. Into an exact number (an integer or decimal type) from a decimal with more digits after the point, a float,
     a double or text; into a date from a timestamp or text. A float or double column holds approximate values by
     design. -#}
 {% macro lakeplan_exact_value(expression, from_type, data_type) %}
@@ -39,7 +43,7 @@
     {%- set digits = lakeplan.lakeplan_types().integer_digits -%}
     {%- if target == 'date' and family in ['timestamp', 'string'] -%}
         {{ return({'value': expression if family == 'timestamp' else 'try_cast(' ~ expression ~ ' as timestamp)',
-            'text': false, 'fix': 'take its date where it is computed (`to_date(...)`), or declare the column a timestamp.'}) }}
+            'text': false, 'no_number': none, 'fix': 'take its date where it is computed (`to_date(...)`), or declare the column a timestamp.'}) }}
     {%- endif -%}
     {%- set scale = target_decimal.scale if target_decimal else (0 if target in digits else none) -%}
     {%- if scale is none or (source_decimal and source_decimal.scale <= scale)
@@ -49,6 +53,8 @@
     {%- set before_point = target_decimal.precision - scale if target_decimal else digits[target] -%}
     {{ return({'value': 'try_cast(' ~ expression ~ ' as decimal(38,' ~ (38 - before_point) ~ '))'
             if family == 'string' else expression, 'text': family == 'string',
+        'no_number': 'isnan(' ~ expression ~ ') or abs(' ~ expression ~ ") = double('infinity')"
+            if source in ['float', 'double'] else none,
         'fix': 'round it where it is computed (`round(..., ' ~ scale ~ ')`), or declare the column with '
             ~ ('more digits after the point' if target_decimal else 'a decimal type') ~ '.'}) }}
 {% endmacro %}

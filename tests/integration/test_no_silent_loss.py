@@ -24,7 +24,7 @@ PRICES = {
         "'2' as t, '2024-01-02' as dt, '7' as w",
         "select cast({{ var('key', 1) }} as bigint) as id, '{{ var('b', '12abc') }}' as b, "
         "cast({{ var('m', 1) }} as bigint) as m, cast({{ var('r', 1) }} as double) as r, "
-        "cast({{ var('q', 1) }} as double) as q, '{{ var('t', 2) }}' as t, '{{ var('dt', '2024-01-02') }}' as dt, "
+        "cast('{{ var('q', 1) }}' as double) as q, '{{ var('t', 2) }}' as t, '{{ var('dt', '2024-01-02') }}' as dt, "
         "'{{ var('w', 7) }}' as w",
     )),  # fmt: skip
 }
@@ -54,6 +54,9 @@ def prices(make_project, spark):
          "where it is computed (`round(..., 2)`), or declare the column with more digits after the point."),
         ("{step: 2, b: 1, q: 2.5}", "2.5", "q", "int cannot hold exactly: it would store 2; {}round it where it is "
          "computed (`round(..., 0)`), or declare the column with a decimal type."),
+        # no int, however wide, holds NaN: widening is no fix
+        ("{step: 2, b: 1, q: NaN}", "NaN", "q", "int cannot hold; {}replace NaN and infinity where the value is "
+         "computed (`nanvl(...)`, a `case`), or filter the row out."),
         ("{step: 2, b: 1, t: 2.5}", "2.5", "t", "int cannot hold exactly: it would store 2; {}round it where it is "
          "computed (`round(..., 0)`), or declare the column with a decimal type."),
         # decimal(38,0) leaves the text no digits after the point to be compared in
@@ -64,7 +67,7 @@ def prices(make_project, spark):
          "timestamp."),
         ("{step: 2, b: 1, key: 2, t: 2.0, w: 12.0}", None, None, None),  # control: values that fit, text 2.0 too
     ],
-    ids=["text", "too_wide", "int_overflow", "float_overflow", "rounded_text", "rounded_double", "rounded_text_int",
+    ids=["text", "too_wide", "int_overflow", "float_overflow", "rounded_text", "rounded_double", "nan_into_int", "rounded_text_int",
          "rounded_text_wide", "text_time_into_date", "control"],
 )
 def test_a_value_the_target_cannot_hold_stops_the_write(prices, spark, step_vars, value, column, held):
