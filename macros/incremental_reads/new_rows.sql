@@ -31,7 +31,8 @@
     {%- set input = load_relation(relation) -%}
     {%- if input is none or not input.is_iceberg -%}
         {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads ' ~ ('changed_keys' if key else 'new_rows')
-            ~ '(' ~ relation ~ '), which is ' ~ ('not a table' if input is none else 'not an Iceberg table')
+            ~ '(' ~ relation ~ '), which is ' ~ ('not a table' if input is none else 'a view' if input.is_view
+            else 'not an Iceberg table')
             ~ ': only Iceberg\'s snapshots tell what is new. Nothing was written. Fix: read an Iceberg table, or read '
             ~ relation ~ ' whole.') -%}
     {%- endif -%}

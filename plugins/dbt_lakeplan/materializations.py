@@ -22,12 +22,14 @@ class Materialization(Kind):
                                  "cannot be one", False)  # fmt: skip
     inlined: bool = described("dbt inlines it into its consumers as a CTE: it has no relation, and its consumers "
                               "carry its logic", False)  # fmt: skip
+    no_table: bool = described("its relation is no table (a view, or none): it has no snapshots `new_rows` could read",
+                               False)  # fmt: skip
 
 
 MATERIALIZATIONS = {m.name: m for m in (
     Materialization(name="table", table=True),  # rebuilt by every run
-    Materialization(name="view"),  # holds no rows
-    Materialization(name="ephemeral", inlined=True),  # a CTE of its consumers
+    Materialization(name="view", no_table=True),  # holds no rows
+    Materialization(name="ephemeral", inlined=True, no_table=True),  # a CTE of its consumers
     Materialization(name="incremental", keeps_rows=True, stateful=True, table=True),  # dbt-spark's, appends or merges
     Materialization(name="snapshot", keeps_rows=True),  # dbt's history table, not a model lakeplan state-checks
     Materialization(name=UPSERT, keeps_rows=True, stateful=True, table=True, merged=True, changelog=True),

@@ -341,7 +341,12 @@ def _check_incremental_reads(models: list, settings: dict[str, ModelSettings], f
                              f"read the input with {kind}(...) alone.")  # fmt: skip
             names = re.findall(r"""['"]([^'"]+)['"]""", arguments)
             read = by_name.get(names[-1]) if kind == "ref" and names else None
-            if read is not None and read.config.get("file_format") != "iceberg":
+            if read is not None and materialization(read.config.materialized).no_table:
+                found.append(f"{owner}, but `{read.name}` is materialized as {read.config.materialized}: {macro} reads "
+                             f"an Iceberg table's snapshots, which a {read.config.materialized} has none of. Fix: "
+                             f"materialize `{read.name}` as a table (`table`, `incremental`), or read it with ref(...) "
+                             "alone.")  # fmt: skip
+            elif read is not None and read.config.get("file_format") != "iceberg":
                 found.append(f"{owner}, but `{read.name}` has file_format {read.config.get('file_format')!r}: "
                              f"{macro} reads Iceberg's snapshots. Fix: set `file_format: iceberg` on `{read.name}`, "
                              f"or read it with ref(...) alone.")  # fmt: skip

@@ -255,11 +255,17 @@ def test_reading_what_is_new_where_it_cannot_work_is_refused(make_project, spark
     parse = make_project("new_rows_refused", {
         "models/pq.sql": "{{ config(materialized='table', file_format='parquet') }}\nselect 1 as id",
         "models/plain.sql": "{{ config(materialized='table') }}\nselect * from {{ lakeplan.new_rows(ref('pq')) }}",
+        # a view inherits the project's file_format: iceberg, but has no snapshots
+        "models/staged.sql": "{{ config(materialized='view') }}\nselect 1 as id, '+I' as _op",
+        "models/latest.sql": "{{ config(materialized='upsert', unique_key='id') }}\n"
+                             "select * from {{ lakeplan.new_rows(ref('staged')) }}",
     })  # fmt: skip
     log = parse.fail("parse")
     assert ("Model `plain` reads `new_rows(ref('pq'))` but is materialized as table: only a partial-update member or "
             "an `upsert` records what its write consumed") in log
     assert "Model `plain` reads `new_rows(ref('pq'))`, but `pq` has file_format 'parquet': new_rows reads Iceberg's" in log
+    assert ("Model `latest` reads `new_rows(ref('staged'))`, but `staged` is materialized as view: new_rows reads an "
+            "Iceberg table's snapshots, which a view has none of. Fix: materialize `staged` as a table") in log
 
     run = make_project("new_rows_parquet", {
         "models/sources.yml": "version: 2\nsources: [{name: raw, schema: lakeplan_new_rows_parquet, tables: [{name: pq}]}]",
@@ -271,6 +277,11 @@ def test_reading_what_is_new_where_it_cannot_work_is_refused(make_project, spark
     log = run.fail("run")
     assert ("`current` reads new_rows(lakeplan_new_rows_parquet.pq), which is not an Iceberg table: only Iceberg's "
             "snapshots tell what is new. Nothing was written. Fix:") in log
+    # a source that is a view, which the parse cannot see
+    spark.sql("drop table lakeplan_new_rows_parquet.pq")
+    spark.sql("create view lakeplan_new_rows_parquet.pq as select 1 as id")
+    log = run.fail("run")
+    assert "`current` reads new_rows(lakeplan_new_rows_parquet.pq), which is a view: only Iceberg's snapshots" in log
 
 
 @pytest.mark.parametrize("on_delete", ["ignore", "remove_record", "error"])
