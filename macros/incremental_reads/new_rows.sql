@@ -6,9 +6,9 @@
     --full-refresh. Between the two snapshots Iceberg's changelog (`create_changelog_view`) gives the rows
     appended (or, for a table with delete files, which that changelog refuses, the difference of the snapshots). A
     snapshot that changed or removed rows (a delete, an overwrite, a MERGE), or a consumed snapshot
-    expired from the input's history, has no such reading: a target whose rules add up (`sum`) then stops with the
-    fix, as counting the rows again would count them twice; an upsert or a target without `sum` reads the input
-    whole, which gives the same rows (the log says so). The SQL it renders starts with a comment naming the input
+    expired from the input's history, has no such reading: a target with a column whose rule counts the same rows
+    twice (`sum`, `count`, ...) then stops with the fix; an upsert or another target reads the input whole, which
+    gives the same rows (the log says so). The SQL it renders starts with a comment naming the input
     and both snapshots, which the write reads back to record what it consumed. -#}
 {% macro new_rows(relation) %}
     {{ return(lakeplan.lakeplan_read_since_consumed(relation, none)) }}
@@ -51,7 +51,8 @@
     {%- endif -%}
     {%- set lineage = since | map(attribute='id') | list -%}
     {%- set changed = [] -%}
-    {%- if consumed not in lineage -%}
+    {%- set expired = consumed not in lineage -%}
+    {%- if expired -%}
         {%- do changed.append('snapshot ' ~ consumed ~ ', which the last write consumed, expired') -%}
     {%- elif not key -%}
         {#- changed_keys reads deletes and updates from the changelog too; new_rows only appends -#}
@@ -60,17 +61,24 @@
         {%- endfor -%}
     {%- endif -%}
     {%- if changed -%}
-        {%- if consumer.adds_up and not key -%}
-            {%- set table = consumer.relation.identifier -%}
-            {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads new_rows(' ~ relation
-                ~ '), whose snapshots since the last write of `' ~ table ~ '` changed or removed rows ('
-                ~ changed | join(', ') ~ '): a `sum` of `' ~ table ~ '` cannot take back what it counted, and counting '
-                ~ 'the rows again would count them twice. `' ~ table ~ '` is unchanged. Fix: rebuild it with `dbt run -s '
-                ~ table ~ ' --full-refresh`, or append to ' ~ relation ~ ' instead of changing its rows.') -%}
+        {%- set table = consumer.relation.identifier -%}
+        {%- set why = 'but snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table ~ '` consumed, has '
+            ~ 'expired, so what is new since cannot be told' if expired else 'whose snapshots since the last write of `'
+            ~ table ~ '` changed or removed rows (' ~ changed | join(', ') ~ ')' -%}
+        {%- if consumer.counted and not key -%}
+            {%- set keep = ', and keep the snapshots of ' ~ relation ~ ' (its expire_snapshots retention) longer '
+                ~ 'than the time between two runs of `' ~ table ~ '`.' if expired
+                else ', or append to ' ~ relation ~ ' instead of changing its rows.' -%}
+            {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads new_rows(' ~ relation ~ '), ' ~ why
+                ~ ': `' ~ table ~ '` adds up what its members send (' ~ consumer.counted | join(', ')
+                ~ '), and reading the input whole would count its rows again. `' ~ table ~ '` is unchanged. Fix: '
+                ~ 'rebuild it with `dbt run -s ' ~ table ~ ' --full-refresh`' ~ keep) -%}
         {%- endif -%}
-        {%- do log('lakeplan: `' ~ model.name ~ '` reads all of ' ~ relation ~ ': its snapshots since the last write ('
-            ~ changed | join(', ') ~ ') changed or removed rows, which only a whole reading follows.', info=true) -%}
-        {{ return(whole) }}
+        {%- do log('lakeplan: `' ~ model.name ~ '` reads all of ' ~ relation ~ ': ' ~ ('snapshot ' ~ consumed
+            ~ ', which the last write of `' ~ table ~ '` consumed, has expired' if expired else 'its snapshots since the '
+            ~ 'last write (' ~ changed | join(', ') ~ ') changed or removed rows') ~ ', which only a whole reading '
+            ~ 'follows.', info=true) -%}
+        {{ return('/* lakeplan new_rows reads all of ' ~ relation ~ ' */ ' ~ whole) }}
     {%- endif -%}
     {#- the names alone, from an empty result: a plain query, not dbt's adapter macro that describes the table -#}
     {%- set columns = run_query('select * from ' ~ relation ~ ' limit 0').column_names | list -%}
@@ -99,7 +107,8 @@
 {% endmacro %}
 
 {#- The table that consumes what the model being compiled reads: a member's target, or the model itself; its
-    relation (none while it does not exist) and whether its rules add up (a target with a `sum` column). -#}
+    relation (none while it does not exist) and `counted`, its columns whose merge rule counts the same rows twice
+    (`sum`, `count`, ...: lakeplan_counted_columns). -#}
 {% macro lakeplan_consumer() %}
     {%- set plan = lakeplan.lakeplan_plan() -%}
     {%- set target = plan.get('member_of') -%}
@@ -107,10 +116,21 @@
         {%- set relation = adapter.get_relation(database=target.schema, schema=target.schema,
             identifier=target.identifier) -%}
         {%- set target_node = graph.nodes.values() | selectattr('name', 'equalto', target.target) | first -%}
-        {%- set rules = (target_node.config.lakeplan_plan.partial_update or {}).get('rules', {}) -%}
-        {{ return({'relation': relation, 'adds_up': 'sum' in rules.values()}) }}
+        {{ return({'relation': relation, 'counted': lakeplan.lakeplan_counted_columns(
+            target_node.config.lakeplan_plan.partial_update or {})}) }}
     {%- endif -%}
-    {{ return({'relation': load_relation(this), 'adds_up': false}) }}
+    {{ return({'relation': load_relation(this), 'counted': []}) }}
+{% endmacro %}
+
+{#- A target's columns whose merge rule changes the value when the same rows are applied again (`counts_again`: `sum`,
+    `count`, `product`, `append`, `listagg`), as `column (rule)`; `partial_update`: the target's plan's section. -#}
+{% macro lakeplan_counted_columns(partial_update) %}
+    {%- set counted = [] -%}
+    {%- for column, rule in (partial_update.get('rules') or {}) | dictsort
+        if partial_update.merge_rules[rule].counts_again -%}
+        {%- do counted.append('`' ~ column ~ '` (' ~ rule ~ ')') -%}
+    {%- endfor -%}
+    {{ return(counted) }}
 {% endmacro %}
 
 {#- What `relation`'s last committed write consumed, {input: snapshot id}. A write records what it is about to

@@ -39,12 +39,14 @@ def explain_command(args: argparse.Namespace) -> int:
 
     options = Options(select=args.select, exclude=args.exclude, target=args.target, vars=args.vars,
                       project_dir=args.project_dir, state=args.state, progress=not args.no_progress)  # fmt: skip
+    target = Path(args.project_dir or ".") / "target"
     try:
         report = explain_project(options)
     except (ExplainError, ValueError) as error:
         print(f"lakeplan explain: {error}", file=sys.stderr)
+        for name in (explain_render.JSON_FILE, explain_render.HTML_FILE):  # an earlier answer, read as this one's
+            (target / name).unlink(missing_ok=True)
         return 2
-    target = Path(args.project_dir or ".") / "target"
     print(explain_render.terminal_table(report))
     written = [explain_render.write_json(report, target), explain_render.write_html(report, target)]
     print("\nwrote " + " and ".join(str(path) for path in written))

@@ -76,6 +76,8 @@ class MergeRule:
     order_independent: bool = False  # several writers need no `sequence_by` to decide the result
     packable: bool = False  # one row's value is the result as it is: it may travel in its member's packed struct
     retracts: bool = False  # a changelog's -U/-D rows take their value back, so they stay in the rows
+    counts_again: bool = False  # the same rows applied twice change the value: a run applied again, or an input
+    # read whole again, would count them twice
     skips_null: bool = False  # the combine applies where both sides hold a value; a NULL side leaves the other
     null_overwrites: bool = False  # a written NULL replaces the stored value: the collapse says what was written
     arithmetic: Arithmetic | None = None  # the result can leave the column's type: an overflow stops the write
@@ -123,18 +125,21 @@ RULES = {
         lambda t: family(t) == "numeric", "a numeric type", "sum of non-NULLs; `-U`/`-D` rows subtract",
         "added (NULL + x = x)",
         collapse="try_sum({signed})", combine="try_add({stored}, {change})", order_independent=True, packable=True,
-        retracts=True, skips_null=True, arithmetic=Arithmetic(word="sum", operator="+", result_type="{sum_type}")),
+        retracts=True, skips_null=True, counts_again=True,
+        arithmetic=Arithmetic(word="sum", operator="+", result_type="{sum_type}")),
     "product": MergeRule(
         _is(*INTEGERS, "float", "real", "double"), "an integer or floating-point type", "product of non-NULLs",
         "multiplied (NULL × x = x)",
         collapse="case when {any} then aggregate(collect_list({live}), cast(1 as {type}), "
                  "(lakeplan_acc, lakeplan_x) -> try_cast(try_multiply(lakeplan_acc, lakeplan_x) as {type})) end",
         combine="try_multiply({stored}, {change})", order_independent=True, packable=True, skips_null=True,
+        counts_again=True,
         arithmetic=Arithmetic(word="product", operator="*", result_type="{type}")),
     "count": MergeRule(
         _is(*INTEGERS), "an integer type", "how many non-NULL values; `-U`/`-D` rows subtract", "added (NULL + n = n)",
         collapse="sum(case when {signed} is not null then {sign} end)", combine="try_add({stored}, {change})",
-        order_independent=True, retracts=True, skips_null=True, arithmetic=Arithmetic(word="count", operator="+", result_type="bigint")),
+        order_independent=True, retracts=True, skips_null=True, counts_again=True,
+        arithmetic=Arithmetic(word="count", operator="+", result_type="bigint")),
     "min": MergeRule(
         _atomic, "an ordered atomic type", "smallest", "`least`",
         collapse="min({live})", combine="least({stored}, {change})", order_independent=True, packable=True),
@@ -152,7 +157,7 @@ RULES = {
     "append": MergeRule(
         _is("array"), "an array type", "concatenated in row order", "appended to it",
         collapse="case when {any} then flatten({in_order}) end", combine="concat({stored}, {change})",
-        skips_null=True),
+        skips_null=True, counts_again=True),
     "append_distinct": MergeRule(
         _is("array"), "an array type", "concatenated, duplicates dropped", "appended, duplicates dropped",
         collapse="case when {any} then array_distinct(flatten({in_order})) end",
@@ -161,7 +166,7 @@ RULES = {
         _is("string", "varchar", "char"), "a string type", "joined in row order by `listagg_delimiter`",
         "appended after the delimiter",
         collapse="case when {any} then array_join({in_order}, {delimiter}) end",
-        combine="concat({stored}, {delimiter}, {change})", skips_null=True),
+        combine="concat({stored}, {delimiter}, {change})", skips_null=True, counts_again=True),
     "merge_map": MergeRule(
         _is("map"), "a map type", "merged in row order, a later entry wins", "merged, this run's entries win",
         collapse="case when {any} then aggregate({in_order}, cast(map() as {type}), (lakeplan_acc, lakeplan_map) -> "

@@ -83,6 +83,7 @@ class MergeRuleSql(Frozen):
     order_independent: bool = described("several writers need no `sequence_by`")
     packable: bool = described("one row's value is the result: it may travel in its member's packed struct")
     retracts: bool = described("-U/-D rows take their value back")
+    counts_again: bool = described("the same rows applied twice change the value (a rerun, an input read whole again)")
     skips_null: bool = described("the combine applies where both sides hold a value")
     null_overwrites: bool = described("a written NULL replaces the stored value")
     arithmetic: Optional[Arithmetic] = described("an overflow stops the write")

@@ -184,9 +184,14 @@ def test_changes_against_a_saved_manifest(project, spark, change, expected):
 
 
 def test_a_state_folder_without_a_manifest_is_one_sentence(project, tmp_path, capsys):
+    earlier = [project.path / "target" / name for name in ("lakeplan_explain.json", "lakeplan_explain.html")]
+    for path in earlier:  # an earlier explain's answer
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("{}")
     assert main(["explain", "--project-dir", str(project.path), "--state", str(tmp_path)]) == 2
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith(f"lakeplan explain: --state {tmp_path}: no readable dbt manifest.json there") and "Fix:" in line
+    assert not any(path.exists() for path in earlier)  # no earlier answer is left to be read as this one's
 
 
 def test_a_target_s_write_is_built_once(project, monkeypatch):

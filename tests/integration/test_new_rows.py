@@ -202,6 +202,9 @@ def test_changed_rows_of_an_input_stop_a_sum_and_full_refresh_reads_everything(p
     log = project.fail("run", "-s", "totals")
     assert ("reads new_rows(lakeplan_new_rows.orders), whose snapshots since the last write of `totals` "
             "changed or removed rows (overwrite ") in log and "Fix: rebuild it with `dbt run -s totals --full-refresh`" in log
+    code, _, models = explain(project, "--select", "current")  # what the next run would read, before it runs
+    assert models["current"]["change"]["reads"] == {
+        ORDERS: "everything: its rows changed since the last write, or the snapshot it consumed expired"}
     project.run("run", "-s", "current")  # an upsert reads the input whole and gets the same rows
     assert "`current` reads all of lakeplan_new_rows.orders: its snapshots since the last write" in project.shown
     assert rows(spark, "current") == [(1, 10, 50), (2, 20, 7)]
@@ -331,3 +334,55 @@ def test_a_changelog_member_with_a_sequence_group_reads_its_new_changes(make_pro
         assert table_rows(spark, f"{schema}.state") == table_rows(spark, f"{schema}.state_whole")
     expected = [(1, "paid", 2, 12), (2, "again", 3, 22)]
     assert table_rows(spark, f"{schema}.state") == expected
+
+
+TALLY_YML = """
+version: 2
+sources:
+  - name: raw
+    schema: lakeplan_new_rows_tally
+    tables: [{name: orders}]
+models:
+  - name: tallies
+    config: {unique_key: customer}
+    columns:
+      - {name: customer, data_type: int}
+      - {name: seen, data_type: bigint, meta: {merge: count}}
+"""
+
+
+def test_a_rule_that_counts_rows_again_stops_where_the_input_changed_or_expired(make_project, spark):
+    """Not only `sum`: `count` (and `product`, `append`, `listagg`) would count an input read whole again twice, so a
+    target with such a column stops where the input changed rows (it read them whole, counting every row again), and
+    where the snapshot it last consumed expired, with the fix for each."""
+    schema = "lakeplan_new_rows_tally"
+    project = make_project("new_rows_tally", {
+        "models/sources.yml": TALLY_YML,
+        "models/tallies.sql": "{{ partial_update_target() }}",
+        "models/seen.sql": member("tallies", "{{ lakeplan.new_rows(source('raw', 'orders')) }}", "customer, id as seen"),
+    })  # fmt: skip
+    spark.sql(f"create schema if not exists {schema}")
+    spark.sql(f"create or replace table {schema}.orders (id int, customer int, amount bigint) using iceberg")
+    spark.sql(f"insert into {schema}.orders values (1, 10, 5), (2, 10, 7)")
+    project.run("run")
+    assert table_rows(spark, f"{schema}.tallies") == [(10, 2)]
+
+    spark.sql(f"update {schema}.orders set amount = 50 where id = 1")
+    log = project.fail("run")
+    assert ("`seen` reads new_rows(lakeplan_new_rows_tally.orders), whose snapshots since the last write of `tallies` "
+            "changed or removed rows (overwrite ") in log
+    assert ("`tallies` adds up what its members send (`seen` (count)), and reading the input whole would count its rows "
+            "again. `tallies` is unchanged. Fix: rebuild it with `dbt run -s tallies --full-refresh`, or append to") in log
+    assert table_rows(spark, f"{schema}.tallies") == [(10, 2)]
+
+    project.run("run", "--full-refresh")
+    spark.sql(f"insert into {schema}.orders values (3, 10, 1)")
+    spark.sql(f"insert into {schema}.orders values (4, 20, 1)")
+    spark.sql(f"call system.expire_snapshots(table => '{schema}.orders', "
+              "older_than => timestamp '2999-01-01 00:00:00', retain_last => 1)")  # fmt: skip
+    log = project.fail("run")
+    assert "of it, which the last write of `tallies` consumed, has expired, so what is new since cannot be told" in log
+    assert ("Fix: rebuild it with `dbt run -s tallies --full-refresh`, and keep the snapshots of "
+            "lakeplan_new_rows_tally.orders (its expire_snapshots retention) longer than the time between two runs "
+            "of `tallies`.") in log
+    assert table_rows(spark, f"{schema}.tallies") == [(10, 2)]

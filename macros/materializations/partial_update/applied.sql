@@ -1,8 +1,9 @@
-{#- What a target's write applied, so that an exact repeat of it writes nothing. A `sum` adds what a run sends: a rerun
-    of a run that did commit (a killed process, a lost terminal: the user could not tell) would count it twice. Each
-    write of a target with a `sum` column tags the snapshot it committed `lakeplan_applied_<digest>`, the digest of
-    the target's logic, each member's query as this run renders it, and the snapshot every table the members read
-    was at. A run whose digest tags a snapshot in the table's current history already holds its rows.
+{#- What a target's write applied, so that an exact repeat of it writes nothing. A `sum` (or another rule that counts
+    the same rows twice: lakeplan_counted_columns) adds what a run sends: a rerun of a run that did commit (a killed
+    process, a lost terminal: the user could not tell) would count it twice. Each write of a target with such a
+    column tags the snapshot it committed `lakeplan_applied_<digest>`, the digest of the target's logic, each
+    member's query as this run renders it, and the snapshot every table the members read was at. A run whose digest
+    tags a snapshot in the table's current history already holds its rows.
     Only inputs whose state has a name are recognised: the members read at least one Iceberg table, every relation
     they read is one (or data in the query itself) and none reads the clock; otherwise nothing is skipped, and a
     member that sends the same constant rows every run adds them every run. -#}
@@ -31,7 +32,7 @@
     already holds this run (`repeat`), and the older lakeplan_applied tags the new one replaces. -#}
 {% macro lakeplan_partial_update_applied(write_groups, spec, existing, creates) %}
     {%- set none_applied = {'tag': none, 'repeat': false, 'stale': []} -%}
-    {%- if 'sum' not in spec.rules.values() -%}{{ return(none_applied) }}{%- endif -%}
+    {%- if not lakeplan.lakeplan_counted_columns(spec) -%}{{ return(none_applied) }}{%- endif -%}
     {%- set inputs = lakeplan.lakeplan_partial_update_inputs(write_groups) -%}
     {%- if inputs.unnamed or inputs.clock or not inputs.iceberg -%}
         {{ return(none_applied) }}
