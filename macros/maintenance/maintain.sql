@@ -69,8 +69,7 @@
         ~ lakeplan.lakeplan_percent(state.deleted_share) ~ ' of rows deleted (threshold '
         ~ lakeplan.lakeplan_percent(settings.deleted_share) ~ '), ' ~ state.delete_files ~ ' delete files (threshold '
         ~ settings.delete_files ~ ')' -%}
-    {%- set compacted = lakeplan.lakeplan_maintenance_compact(relation, state, settings,
-        said ~ '{procedure} (' ~ figures ~ '): ') -%}
+    {%- set compacted = lakeplan.lakeplan_maintenance_compact(relation, state, settings, said) -%}
     {%- if state.expirable -%}
         {%- do lakeplan.lakeplan_move_applied_tags(relation) -%}
         {%- do lakeplan.lakeplan_settle_consumed(relation) -%}
@@ -95,25 +94,30 @@
 {#- Compaction, when due: `rewrite_data_files` (small data files; or the deleted share, then applying the deletes),
     then `rewrite_position_delete_files` (many delete files; or after deletes were applied, whose delete files Iceberg
     keeps while the rewritten files carry their sequence number: it drops those that no live file needs). `said`: the
-    log line's start, `{procedure}` the procedure's place. Returns whether anything ran. -#}
+    log lines' start; each names its procedure and the threshold that made it due. Returns whether anything ran. -#}
 {% macro lakeplan_maintenance_compact(relation, state, settings, said) %}
     {%- set table = lakeplan.lakeplan_string_literal(relation | string) -%}
     {%- set applies_deletes = state.deleted_share >= settings.deleted_share -%}
     {%- set compacts_data = applies_deletes or state.small_files >= settings.small_files -%}
     {%- set compacts_deletes = applies_deletes or state.delete_files >= settings.delete_files -%}
+    {%- set deleted = lakeplan.lakeplan_percent(state.deleted_share) ~ ' of rows deleted (threshold '
+        ~ lakeplan.lakeplan_percent(settings.deleted_share) ~ ')' -%}
     {%- if compacts_data -%}
         {%- set options = {'target-file-size-bytes': settings.target_file_bytes,
             'min-file-size-bytes': settings.small_file_bytes, 'min-input-files': 2} -%}
         {%- if applies_deletes -%}{%- do options.update({'delete-file-threshold': 1}) -%}{%- endif -%}
         {%- set result = lakeplan.lakeplan_call_procedure('rewrite_data_files', table, options) -%}
-        {%- do log(said.replace('{procedure}', 'rewrite_data_files') ~ result.rewritten_data_files_count
+        {%- do log(said ~ 'rewrite_data_files (' ~ (deleted if applies_deletes else state.small_files
+            ~ ' small data files (threshold ' ~ settings.small_files ~ ')') ~ '): ' ~ result.rewritten_data_files_count
             ~ ' data files rewritten into ' ~ result.added_data_files_count ~ ', ' ~ result.rewritten_bytes_count
             ~ ' bytes rewritten.', info=true) -%}
     {%- endif -%}
     {%- if compacts_deletes -%}
         {%- set result = lakeplan.lakeplan_call_procedure('rewrite_position_delete_files', table,
             {'rewrite-all': 'true'} if applies_deletes else {'min-input-files': 2}) -%}
-        {%- do log(said.replace('{procedure}', 'rewrite_position_delete_files') ~ result.rewritten_delete_files_count
+        {%- do log(said ~ 'rewrite_position_delete_files (' ~ ('after the deletes were applied, ' ~ deleted
+            if applies_deletes else state.delete_files ~ ' delete files (threshold ' ~ settings.delete_files ~ ')')
+            ~ '): ' ~ result.rewritten_delete_files_count
             ~ ' delete files rewritten into ' ~ result.added_delete_files_count ~ ', ' ~ result.rewritten_bytes_count
             ~ ' bytes rewritten.', info=true) -%}
     {%- endif -%}
@@ -121,15 +125,17 @@
 {% endmacro %}
 
 {#- `expire_snapshots` older than the cutoff, keeping the last `keep_snapshots` (and, as Iceberg does, every snapshot a
-    tag or branch names): how many went, and the files deleted with them. -#}
+    tag or branch names): how many went (counted around it: a compaction just before adds snapshots), and the files
+    deleted with them. -#}
 {% macro lakeplan_maintenance_expire(relation, state, settings, said) %}
+    {%- set before = run_query('select count(*) from ' ~ relation ~ '.snapshots').rows[0][0] | int -%}
     {%- set result = run_query('call system.expire_snapshots(table => '
         ~ lakeplan.lakeplan_string_literal(relation | string) ~ ', older_than => timestamp '
         ~ lakeplan.lakeplan_string_literal(state.expire_before) ~ ', retain_last => ' ~ settings.keep_snapshots
         ~ ')').rows[0] -%}
     {%- set left = run_query('select count(*) from ' ~ relation ~ '.snapshots').rows[0][0] | int -%}
     {%- do log(said ~ 'expire_snapshots (older than ' ~ state.expire_before ~ ', keeping the last '
-        ~ settings.keep_snapshots ~ ' and every tagged or branch snapshot): ' ~ (state.snapshots - left)
+        ~ settings.keep_snapshots ~ ' and every tagged or branch snapshot): ' ~ (before - left)
         ~ ' snapshots expired (' ~ left ~ ' left), ' ~ result.deleted_data_files_count ~ ' data files, '
         ~ (result.deleted_position_delete_files_count | int) + (result.deleted_equality_delete_files_count | int)
         ~ ' delete files and ' ~ result.deleted_manifest_files_count ~ ' manifests deleted.', info=true) -%}
@@ -151,7 +157,6 @@
             (select coalesce(sum(if(content = 0, record_count, 0)), 0) from files),
             (select coalesce(sum(if(content != 0, record_count, 0)), 0) from files),
             (select count_if(content != 0) from files),
-            (select count(*) from snapshots),
             {% if expire_hours is none %}0{% else %}(select count(*) from snapshots
                 where newest > {{ settings.keep_snapshots }}
                 and committed_at < current_timestamp() - make_dt_interval(0, {{ expire_hours }})
@@ -162,8 +167,7 @@
     {%- set row = run_query(measured).rows[0] -%}
     {%- set data_rows, deleted_rows = row[1] | int, row[2] | int -%}
     {{ return({'small_files': row[0] | int, 'deleted_share': (deleted_rows / data_rows) if data_rows else 0,
-        'delete_files': row[3] | int, 'snapshots': row[4] | int, 'expirable': row[5] | int > 0,
-        'expire_before': row[6], 'orphans_before': row[7]}) }}
+        'delete_files': row[3] | int, 'expirable': row[4] | int > 0, 'expire_before': row[5], 'orphans_before': row[6]}) }}
 {% endmacro %}
 
 {#- `call system.<procedure>(table => ..., options => map(...))`: its one result row. -#}

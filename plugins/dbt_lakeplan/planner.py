@@ -224,8 +224,14 @@ ROW_LEVEL_MODES = ("write.merge.mode", "write.update.mode", "write.delete.mode")
 
 
 def _check_change_mode(node, settings: ModelSettings, found: list[str]) -> None:
-    """lakeplan sets a MERGE's Iceberg write modes at each write (change_mode): the same properties in the model's
-    tblproperties would be overwritten by the first write."""
+    """`merge_on_read_max_share` counts only under `auto`; lakeplan sets a MERGE's Iceberg write modes at each write
+    (change_mode): the same properties in the model's tblproperties would be overwritten by the first write."""
+    if "merge_on_read_max_share" in settings.model_fields_set and settings.change_mode != "auto":
+        found.append(
+            f"Model `{node.name}` sets `merge_on_read_max_share: {settings.merge_on_read_max_share}` with `change_mode: "
+            f"{settings.change_mode}`: only `auto` compares a change with it, so it would do nothing. Fix: set "
+            "`change_mode: auto`, or remove `merge_on_read_max_share`."
+        )
     given = sorted(key for key in (node.config.get("tblproperties") or {}) if str(key).lower() in ROW_LEVEL_MODES)
     if given:
         found.append(

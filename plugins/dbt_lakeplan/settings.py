@@ -258,7 +258,9 @@ def _declared(place: str, name: str, inner: str) -> tuple[str, str]:
         return f"`{inner}`: {inner_field.description}", _allowed(inner_field, inner, f"{name}: {{%s}}")
     if nested and inner:
         known = ", ".join(f"`{key}`" for key in nested[0].model_fields)
-        return field.description, f"use only {known} in `{name}`; {_allowed(field, name, '%s')}"
+        close = difflib.get_close_matches(inner, list(nested[0].model_fields), n=1, cutoff=0.8)
+        rename = f"rename `{inner}` to `{close[0]}` (did you mean it?); " if close else ""
+        return field.description, f"{rename}use only {known} in `{name}`; {_allowed(field, name, '%s')}"
     return field.description, _allowed(field, name, "%s")
 
 
@@ -272,11 +274,11 @@ def read_settings(
         return SCHEMAS[place].model_validate(raw), found
     except ValidationError as error:
         seen = set()
-        for detail in error.errors():
+        for detail in error.errors():  # one problem per setting, and per key of a nested one (`maintenance`)
             name, inner = str(detail["loc"][0]), ".".join(str(part) for part in detail["loc"][1:])
-            if name in seen:
+            if (name, inner) in seen:
                 continue
-            seen.add(name)
+            seen.add((name, inner))
             where = f"at `{inner}`: " if inner else ""
             reason = detail["msg"][:1].lower() + detail["msg"][1:]  # the names in it keep their case
             meaning, allowed = _declared(place, name, inner)

@@ -16,13 +16,14 @@ def seed(ids, value):
 
 def target_files(mode: str, name: str, config: str = "") -> dict[str, str]:
     """A target with two members over the seeds, merge rules `sum` and the default; `config`: more of its config."""
+    share = ", merge_on_read_max_share: 0.1" if mode == "auto" else ""  # only `auto` reads it
     return {
         f"models/{name}.sql": "{{ partial_update_target() }}",
         f"models/{name}.yml": f"""
 version: 2
 models:
   - name: {name}
-    config: {{unique_key: id, change_mode: {mode}, merge_on_read_max_share: 0.1{config}}}
+    config: {{unique_key: id, change_mode: {mode}{share}{config}}}
     columns:
       - {{name: id, data_type: int}}
       - {{name: v, data_type: int}}
@@ -101,8 +102,12 @@ def test_the_write_modes_in_tblproperties_are_refused(make_project):
                          "tblproperties={'write.merge.mode': 'merge-on-read'}) }}\nselect id, v, _op from {{ ref('changes') }}",
         "models/other.sql": "{{ config(materialized='upsert', unique_key='id', change_mode='sometimes') }}\n"
                             "select id, v, _op from {{ ref('changes') }}",
+        "models/forced.sql": "{{ config(materialized='upsert', unique_key='id', change_mode='merge_on_read', "
+                             "merge_on_read_max_share=0.3) }}\nselect id, v, _op from {{ ref('changes') }}",
     })  # fmt: skip
     log = project.fail("parse")
     assert ("Model `up` sets tblproperties `write.merge.mode`, which lakeplan sets itself at each write of an `upsert` "
             "from `change_mode` (now `copy_on_write`). Fix: remove it from tblproperties") in log
     assert "model `other` sets `change_mode: 'sometimes'`, which lakeplan cannot use" in log
+    assert ("Model `forced` sets `merge_on_read_max_share: 0.3` with `change_mode: merge_on_read`: only `auto` compares a "
+            "change with it, so it would do nothing. Fix: set `change_mode: auto`, or remove") in log

@@ -130,6 +130,7 @@ def test_invalid_op_fails_the_run_and_leaves_the_table_as_it_was(project, spark,
         log = project.fail("run", "--select", "current", "--vars", "{batch: 2}")
     finally:
         spark.sql("delete from lakeplan_upsert.changes where op = 'X'")
-    assert "Invalid changelog op 'X' in model `current` (op column `op`)" in log
+    assert ("Invalid changelog op 'X' in model `current` (op column `op`): expected +I, +U, -U or -D; `current` is "
+            "unchanged. Fix: map the values of `op` in `current`'s query to +I, +U, -U and -D.") in log
     assert sorted(table(spark, "current").collect()) == before
     assert snapshots(spark, "lakeplan_upsert.current") == snapshot_count

@@ -147,7 +147,9 @@ def test_a_sequence_group_column_without_its_version_is_refused(run_errors):
 
 
 DATA_CASES = {
-    "t_null_key": ("select cast(null as bigint) as id, 1 as a", "NULL primary key (id) in member `m_t_null_key` of `t_null_key`"),
+    "t_null_key": ("select cast(null as bigint) as id, 1 as a", "NULL primary key (id) in member `m_t_null_key` of "
+                   "`t_null_key`; `t_null_key` is unchanged. Fix: filter out the rows whose key is NULL in "
+                   "`m_t_null_key`, or give them a key."),
     "t_duplicate": (
         "select 1 as id, 1 as a, 5 as v union all select 1 as id, 2 as a, 5 as v",
         "Two rows of member `m_t_duplicate` of `t_duplicate` have the key {\"id\":1} and one `sequence_by` value, so "
@@ -180,7 +182,8 @@ def test_bad_rows_stop_the_write(data_errors, spark, target):
 
 def test_null_key_in_a_changelog_stops_the_upsert(data_errors):
     log = data_errors.fail("run", "--select", "upsert_null_key")
-    assert "NULL primary key (id) in model `upsert_null_key` (op column `_op`)" in log
+    assert ("NULL primary key (id) in model `upsert_null_key` (op column `_op`); `upsert_null_key` is unchanged. Fix: "
+            "filter out the rows whose key is NULL in `upsert_null_key`'s query, or give them a key.") in log
 
 
 def test_a_non_deterministic_member_is_named_when_the_merge_refuses_it(make_project, spark):

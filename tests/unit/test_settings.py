@@ -65,7 +65,8 @@ def test_the_settings_reference_is_generated_from_the_declarations():
         ("source", {"datagen": {"rows": 10}}, ["give either `rows` and `fields`, or `changelog"]),
         ("model", {"maintenance": {"deleted_share": 0}}, ["`maintenance: {'deleted_share': 0}`", "(at `deleted_share`: ",
                                                          "Fix: e.g. `maintenance: {deleted_share: 0.25}`, or remove it."]),
-        ("model", {"maintenance": {"small_file": 5}}, ["Fix: use only `after_write`, `target_file_mib`, `small_files`"]),
+        ("model", {"maintenance": {"small_file": 5}}, ["Fix: rename `small_file` to `small_files` (did you mean it?); "
+                                                      "use only `after_write`, `target_file_mib`, `small_files`"]),
         ("var", {"scan_parallelism": 4}, None),
         ("column", {"merge": "avg"}, ["`merge: 'avg'`", "Fix: one of `last_non_null`"]),
         ("var", {"reuse_sink_enabled": "no"}, ["`reuse_sink_enabled: 'no'`"]),
@@ -86,6 +87,11 @@ def test_other_tools_keys_pass_and_every_problem_of_one_place_is_reported():
     assert read_settings("model", "model `m`", {"file_format": "iceberg", "owner": "me"}, frozenset({"file_format"}))[1] == []
     settings, found = read_settings("model", "model `m`", {"parallelism": 0, "key_groups": "8", "write_modes": "merge"})
     assert settings is None and len(found) == 3
+    # each key of a nested setting is its own problem (a new-user trial fixed one per parse)
+    _, found = read_settings("model", "model `m`", {"maintenance": {"deleted_share": 0, "small_file": 3,
+                                                                     "expire_after_hours": -1}})
+    assert sorted(problem.split("(at `")[1].split("`")[0] for problem in found) == ["deleted_share",
+                                                                                    "expire_after_hours", "small_file"]
 
 
 def test_the_merge_rule_table_lists_exactly_the_declared_rules():

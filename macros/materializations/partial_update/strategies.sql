@@ -40,7 +40,8 @@
         {%- do projections.append((lakeplan.lakeplan_quote(op_column) if op_column else 'cast(null as string)')
             ~ ' as lakeplan_op') -%}
         {%- set row_check = lakeplan.lakeplan_row_guard(spec.unique_key, op_column, ' in member `' ~ member.config.name
-            ~ '` of `' ~ spec.model ~ '`' ~ (' (op column `' ~ op_column ~ '`)' if op_column else '')) -%}
+            ~ '` of `' ~ spec.model ~ '`' ~ (' (op column `' ~ op_column ~ '`)' if op_column else ''), spec.model,
+            '`' ~ member.config.name ~ '`') -%}
         {%- do projections.append(row_check ~ ' as lakeplan_row_check') -%}
         {%- do branches.append('select ' ~ projections | join(',\n        ') ~ '\n    from ' ~ member.view) -%}
     {%- endfor -%}

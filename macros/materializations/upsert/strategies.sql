@@ -33,7 +33,7 @@
 {#- The changelog's rows, each checked: an unknown op or a NULL key stops the statement. -#}
 {% macro lakeplan_changelog_checked_sql(sql, spec) %}
     {%- set guard = lakeplan.lakeplan_row_guard(spec.unique_key, spec.op_column,
-        ' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)') %}
+        ' in model `' ~ spec.model ~ '` (op column `' ~ spec.op_column ~ '`)', spec.model, '`' ~ spec.model ~ '`\'s query') %}
     select *
     from ({{ sql }}) as lakeplan_changelog
     where {{ guard }}
