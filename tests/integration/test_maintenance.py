@@ -60,7 +60,8 @@ def test_a_target_compacts_when_its_deleted_share_is_crossed_and_keeps_its_rows_
         assert f"{share} of rows deleted (threshold 30.0%)" in log
         assert files(spark, table)[2] == (0 if compacts else 1)
     assert "lakeplan maintenance of `wide`: rewrite_data_files (" in project.shown
-    assert "42.9% of rows deleted (threshold 30.0%), " in project.shown
+    assert "rewrite_data_files (42.9% of rows deleted (threshold 30.0%)): " in project.shown
+    assert "rewrite_position_delete_files (after the deletes were applied, 42.9% of rows deleted" in project.shown
     assert files(spark, table)[:2] == (1, 4)
     assert rows(spark, table) == [(1, 2), (2, 2), (3, 2), (4, 1)]
     assert recorded(spark, table)[0] == properties and properties["lakeplan.fingerprint"]
