@@ -52,32 +52,29 @@
     {%- set lineage = since | map(attribute='id') | list -%}
     {%- set changed = [] -%}
     {%- set expired = consumed not in lineage -%}
-    {%- if expired -%}
-        {%- do changed.append('snapshot ' ~ consumed ~ ', which the last write consumed, expired') -%}
-    {%- elif not key -%}
+    {%- if not expired and not key -%}
         {#- changed_keys reads deletes and updates from the changelog too; new_rows only appends -#}
         {%- for snapshot in since[lineage.index(consumed) + 1:] if snapshot.operation not in ['append', 'replace'] -%}
             {%- do changed.append(snapshot.operation ~ ' ' ~ snapshot.id) -%}
         {%- endfor -%}
     {%- endif -%}
-    {%- if changed -%}
+    {%- if expired or changed -%}
         {%- set table = consumer.relation.identifier -%}
-        {%- set why = 'but snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table ~ '` consumed, has '
-            ~ 'expired, so what is new since cannot be told' if expired else 'whose snapshots since the last write of `'
-            ~ table ~ '` changed or removed rows (' ~ changed | join(', ') ~ ')' -%}
+        {#- why a whole reading, for the error (`whose ...`, `but ...`) and the log line (`its ...`) -#}
+        {%- set cause = 'snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table ~ '` consumed, has expired'
+            if expired else 'snapshots since the last write of `' ~ table ~ '` changed or removed rows ('
+            ~ changed | join(', ') ~ ')' -%}
         {%- if consumer.counted and not key -%}
             {%- set keep = ', and keep the snapshots of ' ~ relation ~ ' (its expire_snapshots retention) longer '
                 ~ 'than the time between two runs of `' ~ table ~ '`.' if expired
                 else ', or append to ' ~ relation ~ ' instead of changing its rows.' -%}
-            {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads new_rows(' ~ relation ~ '), ' ~ why
-                ~ ': `' ~ table ~ '` adds up what its members send (' ~ consumer.counted | join(', ')
+            {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads new_rows(' ~ relation ~ '), '
+                ~ ('but ' ~ cause ~ ', so what is new since cannot be told' if expired else 'whose ' ~ cause) ~ ': `' ~ table ~ '` adds up what its members send (' ~ consumer.counted | join(', ')
                 ~ '), and reading the input whole would count its rows again. `' ~ table ~ '` is unchanged. Fix: '
                 ~ 'rebuild it with `dbt run -s ' ~ table ~ ' --full-refresh`' ~ keep) -%}
         {%- endif -%}
-        {%- do log('lakeplan: `' ~ model.name ~ '` reads all of ' ~ relation ~ ': ' ~ ('snapshot ' ~ consumed
-            ~ ', which the last write of `' ~ table ~ '` consumed, has expired' if expired else 'its snapshots since the '
-            ~ 'last write (' ~ changed | join(', ') ~ ') changed or removed rows') ~ ', which only a whole reading '
-            ~ 'follows.', info=true) -%}
+        {%- do log('lakeplan: `' ~ model.name ~ '` reads all of ' ~ relation ~ ': ' ~ ('' if expired else 'its ')
+            ~ cause ~ ', which only a whole reading follows.', info=true) -%}
         {{ return('/* lakeplan new_rows reads all of ' ~ relation ~ ' */ ' ~ whole) }}
     {%- endif -%}
     {#- the names alone, from an empty result: a plain query, not dbt's adapter macro that describes the table -#}

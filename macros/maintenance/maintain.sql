@@ -65,11 +65,12 @@
 {% macro lakeplan_maintain_table(relation, name, settings, orphans) %}
     {%- set state = lakeplan.lakeplan_maintenance_state(relation, settings) -%}
     {%- set said = 'lakeplan maintenance of `' ~ name ~ '`: ' -%}
-    {%- set figures = state.small_files ~ ' small data files (threshold ' ~ settings.small_files ~ '), '
-        ~ lakeplan.lakeplan_percent(state.deleted_share) ~ ' of rows deleted (threshold '
-        ~ lakeplan.lakeplan_percent(settings.deleted_share) ~ '), ' ~ state.delete_files ~ ' delete files (threshold '
-        ~ settings.delete_files ~ ')' -%}
-    {%- set compacted = lakeplan.lakeplan_maintenance_compact(relation, state, settings, said) -%}
+    {#- each threshold with what it is measured on, for the log lines -#}
+    {%- set figures = {'small_files': state.small_files ~ ' small data files (threshold ' ~ settings.small_files ~ ')',
+        'deleted': lakeplan.lakeplan_percent(state.deleted_share) ~ ' of rows deleted (threshold '
+            ~ lakeplan.lakeplan_percent(settings.deleted_share) ~ ')',
+        'delete_files': state.delete_files ~ ' delete files (threshold ' ~ settings.delete_files ~ ')'} -%}
+    {%- set compacted = lakeplan.lakeplan_maintenance_compact(relation, state, settings, said, figures) -%}
     {%- if state.expirable -%}
         {%- do lakeplan.lakeplan_move_applied_tags(relation) -%}
         {%- do lakeplan.lakeplan_settle_consumed(relation) -%}
@@ -84,7 +85,8 @@
         {%- do log(said ~ 'remove_orphan_files (files under ' ~ location ~ ' older than ' ~ state.orphans_before
             ~ ' that no snapshot references): ' ~ removed | length ~ ' orphan files removed.', info=true) -%}
     {%- endif -%}
-    {%- set idle = ([] if compacted else ['compaction: ' ~ figures]) + ([] if state.expirable else
+    {%- set idle = ([] if compacted else ['compaction: ' ~ [figures.small_files, figures.deleted, figures.delete_files]
+        | join(', ')]) + ([] if state.expirable else
         ['snapshot expiry: none older than ' ~ state.expire_before ~ ' beyond the last ' ~ settings.keep_snapshots]) -%}
     {%- if idle -%}
         {%- do log(said ~ 'no threshold crossed for ' ~ idle | join('; nor for ') ~ '.', info=orphans) -%}
@@ -94,30 +96,28 @@
 {#- Compaction, when due: `rewrite_data_files` (small data files; or the deleted share, then applying the deletes),
     then `rewrite_position_delete_files` (many delete files; or after deletes were applied, whose delete files Iceberg
     keeps while the rewritten files carry their sequence number: it drops those that no live file needs). `said`: the
-    log lines' start; each names its procedure and the threshold that made it due. Returns whether anything ran. -#}
-{% macro lakeplan_maintenance_compact(relation, state, settings, said) %}
+    log lines' start; each names its procedure and the threshold that made it due (`figures`: lakeplan_maintain_table's).
+    Returns whether anything ran. -#}
+{% macro lakeplan_maintenance_compact(relation, state, settings, said, figures) %}
     {%- set table = lakeplan.lakeplan_string_literal(relation | string) -%}
     {%- set applies_deletes = state.deleted_share >= settings.deleted_share -%}
     {%- set compacts_data = applies_deletes or state.small_files >= settings.small_files -%}
     {%- set compacts_deletes = applies_deletes or state.delete_files >= settings.delete_files -%}
-    {%- set deleted = lakeplan.lakeplan_percent(state.deleted_share) ~ ' of rows deleted (threshold '
-        ~ lakeplan.lakeplan_percent(settings.deleted_share) ~ ')' -%}
     {%- if compacts_data -%}
         {%- set options = {'target-file-size-bytes': settings.target_file_bytes,
             'min-file-size-bytes': settings.small_file_bytes, 'min-input-files': 2} -%}
         {%- if applies_deletes -%}{%- do options.update({'delete-file-threshold': 1}) -%}{%- endif -%}
         {%- set result = lakeplan.lakeplan_call_procedure('rewrite_data_files', table, options) -%}
-        {%- do log(said ~ 'rewrite_data_files (' ~ (deleted if applies_deletes else state.small_files
-            ~ ' small data files (threshold ' ~ settings.small_files ~ ')') ~ '): ' ~ result.rewritten_data_files_count
+        {%- do log(said ~ 'rewrite_data_files (' ~ (figures.deleted if applies_deletes else figures.small_files) ~ '): '
+            ~ result.rewritten_data_files_count
             ~ ' data files rewritten into ' ~ result.added_data_files_count ~ ', ' ~ result.rewritten_bytes_count
             ~ ' bytes rewritten.', info=true) -%}
     {%- endif -%}
     {%- if compacts_deletes -%}
         {%- set result = lakeplan.lakeplan_call_procedure('rewrite_position_delete_files', table,
             {'rewrite-all': 'true'} if applies_deletes else {'min-input-files': 2}) -%}
-        {%- do log(said ~ 'rewrite_position_delete_files (' ~ ('after the deletes were applied, ' ~ deleted
-            if applies_deletes else state.delete_files ~ ' delete files (threshold ' ~ settings.delete_files ~ ')')
-            ~ '): ' ~ result.rewritten_delete_files_count
+        {%- do log(said ~ 'rewrite_position_delete_files (' ~ ('after the deletes were applied, ' ~ figures.deleted
+            if applies_deletes else figures.delete_files) ~ '): ' ~ result.rewritten_delete_files_count
             ~ ' delete files rewritten into ' ~ result.added_delete_files_count ~ ', ' ~ result.rewritten_bytes_count
             ~ ' bytes rewritten.', info=true) -%}
     {%- endif -%}
