@@ -40,8 +40,8 @@
     {%- set since = lakeplan.lakeplan_lineage(relation) -%}
     {%- set current = since[-1].id if since else none -%}
     {%- set consumer = lakeplan.lakeplan_consumer() -%}
-    {%- set consumed = none if flags.FULL_REFRESH or consumer.relation is none
-        else lakeplan.lakeplan_consumed(consumer.relation).get(relation | string) -%}
+    {%- set consumed = none if flags.FULL_REFRESH or consumer is none
+        else lakeplan.lakeplan_consumed(consumer).get(relation | string) -%}
     {%- set marker = '/* lakeplan new_rows: ' ~ relation ~ ' at ' ~ current ~ ' after ' ~ consumed ~ ' */ ' -%}
     {%- set whole = marker ~ '(' ~ (keys_of or 'select * from ') ~ relation ~ ')' -%}
     {%- if current is none or consumed == current -%}
@@ -59,23 +59,16 @@
         {%- endfor -%}
     {%- endif -%}
     {%- if expired or changed -%}
-        {%- set table = consumer.relation.identifier -%}
-        {#- why a whole reading, for the error (`whose ...`, `but ...`) and the log line (`its ...`) -#}
+        {%- set table = consumer.identifier -%}
         {%- set cause = 'snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table ~ '` consumed, has expired'
             if expired else 'snapshots since the last write of `' ~ table ~ '` changed or removed rows ('
             ~ changed | join(', ') ~ ')' -%}
-        {%- if consumer.counted and not key -%}
-            {%- set keep = ', and keep the snapshots of ' ~ relation ~ ' (its expire_snapshots retention) longer '
-                ~ 'than the time between two runs of `' ~ table ~ '`.' if expired
-                else ', or append to ' ~ relation ~ ' instead of changing its rows.' -%}
-            {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads new_rows(' ~ relation ~ '), '
-                ~ ('but ' ~ cause ~ ', so what is new since cannot be told' if expired else 'whose ' ~ cause) ~ ': `' ~ table ~ '` adds up what its members send (' ~ consumer.counted | join(', ')
-                ~ '), and reading the input whole would count its rows again. `' ~ table ~ '` is unchanged. Fix: '
-                ~ 'rebuild it with `dbt run -s ' ~ table ~ ' --full-refresh`' ~ keep) -%}
-        {%- endif -%}
         {%- do log('lakeplan: `' ~ model.name ~ '` reads all of ' ~ relation ~ ': ' ~ ('' if expired else 'its ')
             ~ cause ~ ', which only a whole reading follows.', info=true) -%}
-        {{ return('/* lakeplan new_rows reads all of ' ~ relation ~ ' */ ' ~ whole) }}
+        {#- new_rows: a target whose rule counts rows again stops if this member writes such a column, which the
+            write knows (lakeplan_stop_counting_again); the marker tells it why the input is read whole -#}
+        {%- set why = '' if key else ' (' ~ ('expired' if expired else 'changed') ~ '): ' ~ cause -%}
+        {{ return('/* lakeplan new_rows reads all of ' ~ relation ~ why ~ ' */ ' ~ whole) }}
     {%- endif -%}
     {#- the names alone, from an empty result: a plain query, not dbt's adapter macro that describes the table -#}
     {%- set columns = run_query('select * from ' ~ relation ~ ' limit 0').column_names | list -%}
@@ -103,31 +96,14 @@
         ~ " where _change_type = 'INSERT')") }}
 {% endmacro %}
 
-{#- The table that consumes what the model being compiled reads: a member's target, or the model itself; its
-    relation (none while it does not exist) and `counted`, its columns whose merge rule counts the same rows twice
-    (`sum`, `count`, ...: lakeplan_counted_columns). -#}
+{#- The table that consumes what the model being compiled reads: a member's target, or the model itself; none while
+    it does not exist. -#}
 {% macro lakeplan_consumer() %}
-    {%- set plan = lakeplan.lakeplan_plan() -%}
-    {%- set target = plan.get('member_of') -%}
+    {%- set target = lakeplan.lakeplan_plan().get('member_of') -%}
     {%- if target -%}
-        {%- set relation = adapter.get_relation(database=target.schema, schema=target.schema,
-            identifier=target.identifier) -%}
-        {%- set target_node = graph.nodes.values() | selectattr('name', 'equalto', target.target) | first -%}
-        {{ return({'relation': relation, 'counted': lakeplan.lakeplan_counted_columns(
-            target_node.config.lakeplan_plan.partial_update or {})}) }}
+        {{ return(adapter.get_relation(database=target.schema, schema=target.schema, identifier=target.identifier)) }}
     {%- endif -%}
-    {{ return({'relation': load_relation(this), 'counted': []}) }}
-{% endmacro %}
-
-{#- A target's columns whose merge rule changes the value when the same rows are applied again (`counts_again`: `sum`,
-    `count`, `product`, `append`, `listagg`), as `column (rule)`; `partial_update`: the target's plan's section. -#}
-{% macro lakeplan_counted_columns(partial_update) %}
-    {%- set counted = [] -%}
-    {%- for column, rule in (partial_update.get('rules') or {}) | dictsort
-        if partial_update.merge_rules[rule].counts_again -%}
-        {%- do counted.append('`' ~ column ~ '` (' ~ rule ~ ')') -%}
-    {%- endfor -%}
-    {{ return(counted) }}
+    {{ return(load_relation(this)) }}
 {% endmacro %}
 
 {#- What `relation`'s last committed write consumed, {input: snapshot id}. A write records what it is about to

@@ -214,7 +214,7 @@ def write_groups(groups: list[dict[str, Any]], write_sql: list[str]) -> list[dic
 
 
 NEW_ROWS = re.compile(r"/\* lakeplan new_rows: (\S+) at (\S+) after (\S+) \*/")  # macros/incremental_reads/new_rows.sql
-READS_ALL = re.compile(r"/\* lakeplan new_rows reads all of (\S+) \*/")  # the same, where the input changed rows
+READS_ALL = re.compile(r"/\* lakeplan new_rows reads all of (\S+)[ *]")  # the same, where it reads the input whole
 
 
 def change_report(plan: dict[str, Any], sql: str) -> dict[str, Any] | None:

@@ -341,39 +341,49 @@ version: 2
 sources:
   - name: raw
     schema: lakeplan_new_rows_tally
-    tables: [{name: orders}]
+    tables: [{name: orders}, {name: customers}]
 models:
   - name: tallies
     config: {unique_key: customer}
     columns:
       - {name: customer, data_type: int}
       - {name: seen, data_type: bigint, meta: {merge: count}}
+      - {name: tier, data_type: string}
 """
 
 
 def test_a_rule_that_counts_rows_again_stops_where_the_input_changed_or_expired(make_project, spark):
     """Not only `sum`: `count` (and `product`, `append`, `listagg`) would count an input read whole again twice, so a
-    target with such a column stops where the input changed rows (it read them whole, counting every row again), and
-    where the snapshot it last consumed expired, with the fix for each."""
+    member that writes such a column stops where its input changed rows (it read them whole, counting every row
+    again), and where the snapshot it last consumed expired, with the fix for each. A member of the same target that
+    writes no such column reads its changed input whole and the write goes on."""
     schema = "lakeplan_new_rows_tally"
     project = make_project("new_rows_tally", {
         "models/sources.yml": TALLY_YML,
         "models/tallies.sql": "{{ partial_update_target() }}",
         "models/seen.sql": member("tallies", "{{ lakeplan.new_rows(source('raw', 'orders')) }}", "customer, id as seen"),
+        "models/tier.sql": member("tallies", "{{ lakeplan.new_rows(source('raw', 'customers')) }}", "customer, tier"),
     })  # fmt: skip
     spark.sql(f"create schema if not exists {schema}")
     spark.sql(f"create or replace table {schema}.orders (id int, customer int, amount bigint) using iceberg")
+    spark.sql(f"create or replace table {schema}.customers (customer int, tier string) using iceberg")
     spark.sql(f"insert into {schema}.orders values (1, 10, 5), (2, 10, 7)")
+    spark.sql(f"insert into {schema}.customers values (10, 'bronze')")
     project.run("run")
-    assert table_rows(spark, f"{schema}.tallies") == [(10, 2)]
+    assert table_rows(spark, f"{schema}.tallies") == [(10, 2, "bronze")]
+
+    spark.sql(f"update {schema}.customers set tier = 'gold' where customer = 10")  # `tier` writes no count
+    project.run("run")
+    assert "`tier` reads all of lakeplan_new_rows_tally.customers: its snapshots since the last write" in project.shown
+    assert table_rows(spark, f"{schema}.tallies") == [(10, 2, "gold")]  # the count is not counted again
 
     spark.sql(f"update {schema}.orders set amount = 50 where id = 1")
     log = project.fail("run")
     assert ("`seen` reads new_rows(lakeplan_new_rows_tally.orders), whose snapshots since the last write of `tallies` "
             "changed or removed rows (overwrite ") in log
-    assert ("`tallies` adds up what its members send (`seen` (count)), and reading the input whole would count its rows "
+    assert ("`tallies` adds up what `seen` sends (`seen` (count)), and reading the input whole would count its rows "
             "again. `tallies` is unchanged. Fix: rebuild it with `dbt run -s tallies --full-refresh`, or append to") in log
-    assert table_rows(spark, f"{schema}.tallies") == [(10, 2)]
+    assert table_rows(spark, f"{schema}.tallies") == [(10, 2, "gold")]
 
     project.run("run", "--full-refresh")
     spark.sql(f"insert into {schema}.orders values (3, 10, 1)")
@@ -385,4 +395,4 @@ def test_a_rule_that_counts_rows_again_stops_where_the_input_changed_or_expired(
     assert ("Fix: rebuild it with `dbt run -s tallies --full-refresh`, and keep the snapshots of "
             "lakeplan_new_rows_tally.orders (its expire_snapshots retention) longer than the time between two runs "
             "of `tallies`.") in log
-    assert table_rows(spark, f"{schema}.tallies") == [(10, 2)]
+    assert table_rows(spark, f"{schema}.tallies") == [(10, 2, "gold")]

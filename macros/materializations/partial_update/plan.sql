@@ -28,8 +28,8 @@
         {%- set family = lakeplan.lakeplan_type_family(types[member.sequence_by | lower])
             if member.sequence_by else none -%}
         {%- if family and family not in sequence_families -%}{%- do sequence_families.append(family) -%}{%- endif -%}
-        {%- do members.append({'config': member, 'view': view, 'query': query, 'written': written, 'types': types,
-            'sequence_family': family}) -%}
+        {%- do members.append({'config': member, 'view': view, 'query': query, 'ctes': ctes, 'written': written,
+            'types': types, 'sequence_family': family}) -%}
     {%- endfor -%}
     {%- set written = [] -%}
     {%- for member in members -%}{%- do written.extend(member.written | map('lower')) -%}{%- endfor -%}
@@ -64,8 +64,7 @@
     {%- set every_member_reads_new_rows = [] -%}
     {%- for write_group in write_groups -%}
         {%- for member in write_group.members -%}
-            {%- do every_member_reads_new_rows.append('/* lakeplan new_rows: ' in
-                lakeplan.lakeplan_member_ctes(member.config.unique_id) | join('\n')) -%}
+            {%- do every_member_reads_new_rows.append('/* lakeplan new_rows: ' in member.ctes | join('\n')) -%}
         {%- endfor -%}
     {%- endfor -%}
     {%- if record and not creates and read.nothing_new and false not in every_member_reads_new_rows -%}

@@ -161,3 +161,39 @@
 {% macro lakeplan_member_control_columns(member) %}
     {{ return([member.op_column, member.sequence_by] | select | map('lower') | list) }}
 {% endmacro %}
+
+{#- A target's columns whose merge rule changes the value when the same rows are applied again (`counts_again`: `sum`,
+    `count`, `product`, `append`, `listagg`), as `column (rule)`; `partial_update`: the target's plan's section;
+    `written`: only those among these column names (lower case). -#}
+{% macro lakeplan_counted_columns(partial_update, written=none) %}
+    {%- set counted = [] -%}
+    {%- for column, rule in (partial_update.get('rules') or {}) | dictsort
+        if partial_update.merge_rules[rule].counts_again and (written is none or column | lower in written) -%}
+        {%- do counted.append('`' ~ column ~ '` (' ~ rule ~ ')') -%}
+    {%- endfor -%}
+    {{ return(counted) }}
+{% endmacro %}
+
+{#- A member that reads new_rows of an input whole (its rows changed, or the snapshot the last write consumed
+    expired) would send rows the target already holds: where the member writes a column whose rule counts them again,
+    the write stops with the fix before anything is written. -#}
+{% macro lakeplan_stop_counting_again(write_groups, spec) %}
+    {%- for write_group in write_groups -%}
+        {%- for member in write_group.members -%}
+            {%- set counted = lakeplan.lakeplan_counted_columns(spec, member.written | map('lower') | list) -%}
+            {%- set text = member.ctes | join('\n') -%}
+            {%- for relation, kind, cause in modules.re.findall(
+                '/\\* lakeplan new_rows reads all of (\\S+) \\((\\w+)\\): (.*?) \\*/', text) if counted -%}
+                {%- set keep = ', and keep the snapshots of ' ~ relation ~ ' (its expire_snapshots retention) longer '
+                    ~ 'than the time between two runs of `' ~ spec.model ~ '`.' if kind == 'expired'
+                    else ', or append to ' ~ relation ~ ' instead of changing its rows.' -%}
+                {%- do exceptions.raise_compiler_error('`' ~ member.config.name ~ '` reads new_rows(' ~ relation ~ '), '
+                    ~ ('but ' ~ cause ~ ', so what is new since cannot be told' if kind == 'expired'
+                    else 'whose ' ~ cause) ~ ': `' ~ spec.model ~ '` adds up what `' ~ member.config.name
+                    ~ '` sends (' ~ counted | join(', ') ~ '), and reading the input whole would count its rows again. `'
+                    ~ spec.model ~ '` is unchanged. Fix: rebuild it with `dbt run -s ' ~ spec.model ~ ' --full-refresh`'
+                    ~ keep) -%}
+            {%- endfor -%}
+        {%- endfor -%}
+    {%- endfor -%}
+{% endmacro %}
