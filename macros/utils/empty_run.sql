@@ -17,3 +17,11 @@
     {{ return('-- dbt --empty: ' ~ this ~ ' exists and is not written\nselect count(*) as lakeplan_rows from ('
         ~ rows ~ ') as lakeplan_rows') }}
 {% endmacro %}
+
+{#- The `main` statement of a run that writes nothing (under --empty, nothing new to read, a run the table already
+    holds): dbt's result line shows `response` where it shows Spark's `OK` for a write, e.g. `[NOTHING NEW in 2.1s]`,
+    so that its `OK created` is not taken for a write. -#}
+{% macro lakeplan_main_without_write(sql, response) %}
+    {%- call statement('main') -%}{{ sql }}{%- endcall -%}
+    {%- do store_result('main', response=response, agate_table=load_result('main').table) -%}
+{% endmacro %}

@@ -132,6 +132,7 @@ def test_empty_builds_every_model_and_writes_no_existing_table(make_project, spa
         project.run(*empty_run, "--exclude", "resource_type:seed", "--vars", "{batch: 2}")
         after = {t: (snapshots(spark, f"lakeplan_empty.{t}"), rows(spark, f"lakeplan_empty.{t}")) for t in EMPTY_TABLES}
         assert after == tables, empty_run  # not one commit, not one row changed
+        assert project.shown.count("NOT WRITTEN (--empty)") == 2, empty_run  # the upsert and the target
         assert spark.table("lakeplan_empty.keyed").count() == 0  # dbt's table: rebuilt, empty, as dbt documents
 
 

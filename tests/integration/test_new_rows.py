@@ -4,6 +4,7 @@ every row is applied once. The reference is a twin target whose members read the
 scratch (`--full-refresh`) after every step: the incremental target must hold the same rows."""
 
 import json
+import re
 
 import pytest
 
@@ -121,6 +122,9 @@ def test_new_rows_apply_each_row_once(project, spark):
     before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")
     project.run("run", "-s", "totals", "current")  # nothing new
     assert "`totals`: its members read nothing new since its last write" in project.shown
+    shown = re.sub(r"\x1b\[\d+m", "", project.shown)  # dbt's result line, uncoloured: not `[OK in ...]`
+    assert re.search(r"partial_update model lakeplan_new_rows\.totals \.* \[NOTHING NEW in ", shown), shown
+    assert re.search(r"upsert model lakeplan_new_rows\.current \.* \[NOTHING NEW in ", shown)
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
 
     add_orders(spark, (6, 20, -1))  # the upsert's changelog deletes order 6 (never inserted) and keeps the rest

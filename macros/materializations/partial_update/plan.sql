@@ -49,7 +49,8 @@
     an existing table, an Iceberg branch of it that `main` then fast-forwards to; when the write creates the
     table, a staging table that one CREATE OR REPLACE TABLE AS SELECT copies. `prepared`: the target's
     lakeplan_partial_update_prepare. Returns the statements in the order they run, [{name, sql}]: a named one runs
-    as dbt's `statement(name)` (`main`, the commit, is the one dbt keeps), the others are DDL without a result. Only this run's
+    as dbt's `statement(name)` (`main`, the commit, is the one dbt keeps), the others are DDL without a result; a
+    `main` that writes nothing says what dbt shows instead of `OK` (`unwritten`). Only this run's
     tombstones are written here, before the statements that read them; `record=false` (`dbt compile`) writes
     nothing. A run the table already holds (lakeplan_partial_update_applied) sends no write; the others record what
     they applied right after their commit. -#}
@@ -58,7 +59,7 @@
     {%- set spec, creates = prepared.spec, prepared.creates -%}
     {%- if record and prepared.applied.repeat -%}
         {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ' already holds this run (tag ' ~ prepared.applied.tag
-            ~ '): not written\nselect 0 as lakeplan_rows'}]) }}
+            ~ '): not written\nselect 0 as lakeplan_rows', 'unwritten': 'ALREADY APPLIED'}]) }}
     {%- endif -%}
     {%- set read = lakeplan.lakeplan_new_rows_read() -%}
     {%- set every_member_reads_new_rows = [] -%}
@@ -70,7 +71,8 @@
     {%- if record and not creates and read.nothing_new and false not in every_member_reads_new_rows -%}
         {%- do log('lakeplan: `' ~ spec.model ~ '`: its members read nothing new since its last write ('
             ~ read.inputs | dictsort | map('join', ' at ') | join(', ') ~ '), so nothing was written.', info=true) -%}
-        {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ': nothing new to write\nselect 0 as lakeplan_rows'}]) }}
+        {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ': nothing new to write\nselect 0 as lakeplan_rows',
+            'unwritten': 'NOTHING NEW'}]) }}
     {%- endif -%}
     {%- set writes = record and lakeplan.lakeplan_writes(prepared.existing) -%}
     {%- set tombstones = lakeplan.lakeplan_partial_update_tombstones(target, write_groups, spec,
@@ -83,7 +85,8 @@
             {%- do counts.append('select 1 from (' ~ lakeplan.lakeplan_partial_update_collapse_sql(
                 write_group, spec, lakeplan.lakeplan_partial_update_layout(write_group, spec)) ~ ')') -%}
         {%- endfor -%}
-        {{ return([{'name': 'main', 'sql': lakeplan.lakeplan_empty_run_sql(counts | join('\nunion all\n'))}]) }}
+        {{ return([{'name': 'main', 'sql': lakeplan.lakeplan_empty_run_sql(counts | join('\nunion all\n')),
+            'unwritten': 'NOT WRITTEN (--empty)'}]) }}
     {%- endif -%}
     {#- the columns the YAML newly declares (a new member's): a change of the table's schema, not of its rows, so
         it is made first, on the table itself, and stays (NULL) if the write then fails -#}
@@ -168,7 +171,9 @@
 {#- Runs lakeplan_partial_update_steps in order; a failure stops the rest. -#}
 {% macro lakeplan_run_steps(steps) %}
     {%- for step in steps -%}
-        {%- if step.name -%}
+        {%- if step.unwritten -%}
+            {%- do lakeplan.lakeplan_main_without_write(step.sql, step.unwritten) -%}
+        {%- elif step.name -%}
             {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
         {%- else -%}
             {%- do lakeplan.lakeplan_execute(step.sql) -%}

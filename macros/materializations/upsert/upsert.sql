@@ -44,9 +44,8 @@
 
     {%- set new_rows_read = lakeplan.lakeplan_new_rows_read() -%}
     {%- if not writes -%}
-        {%- call statement('main') -%}
-            {{ lakeplan.lakeplan_empty_run_sql('select * from ' ~ changes_relation) }}
-        {%- endcall -%}
+        {%- do lakeplan.lakeplan_main_without_write(lakeplan.lakeplan_empty_run_sql('select * from ' ~ changes_relation),
+            'NOT WRITTEN (--empty)') -%}
     {%- elif creates -%}
         {#- Iceberg's `create or replace table` swaps the table atomically; only a view must go first -#}
         {%- if existing_relation is not none and existing_relation.is_view -%}{%- do adapter.drop_relation(existing_relation) -%}{%- endif -%}
@@ -61,7 +60,7 @@
     {%- elif new_rows_read.nothing_new -%}
         {%- do log('lakeplan: `' ~ model.name ~ '`: its query reads nothing new since its last write, so nothing was '
             ~ 'written.', info=true) -%}
-        {%- call statement('main') -%}select 0 as lakeplan_rows{%- endcall -%}
+        {%- do lakeplan.lakeplan_main_without_write('select 0 as lakeplan_rows', 'NOTHING NEW') -%}
     {%- else -%}
         {%- set consumed = lakeplan.lakeplan_consumed_sql(target_relation, new_rows_read) -%}
         {%- for statement in consumed.before -%}{%- do lakeplan.lakeplan_execute(statement) -%}{%- endfor -%}
