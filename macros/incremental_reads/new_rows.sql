@@ -27,7 +27,11 @@
 {#- new_rows (`key` none) or changed_keys (the column `key`) of `relation`. -#}
 {% macro lakeplan_read_since_consumed(relation, key) %}
     {%- set keys_of = 'select distinct ' ~ lakeplan.lakeplan_quote(key) ~ ' from ' if key else none -%}
-    {%- if not execute -%}{{ return('(' ~ keys_of ~ relation ~ ')' if key else relation) }}{%- endif -%}
+    {#- under --empty dbt renders `relation` as a query of no rows, which has no snapshots: nothing is new, and the
+        write records nothing consumed, so the next run reads everything -#}
+    {%- if not execute or lakeplan.lakeplan_empty_run() -%}
+        {{ return('(' ~ keys_of ~ relation ~ ')' if key else relation) }}
+    {%- endif -%}
     {%- set input = load_relation(relation) -%}
     {%- if input is none or not input.is_iceberg -%}
         {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads ' ~ ('changed_keys' if key else 'new_rows')

@@ -94,15 +94,17 @@
 {% endmacro %}
 
 {#- Compaction, when due: `rewrite_data_files` (small data files; or the deleted share, then applying the deletes),
-    then `rewrite_position_delete_files` (many delete files; or after deletes were applied, whose delete files Iceberg
-    keeps while the rewritten files carry their sequence number: it drops those that no live file needs). `said`: the
+    then `rewrite_position_delete_files` (many delete files; or after data files were rewritten, which applies their
+    deletes, whose delete files Iceberg keeps while the rewritten files carry their sequence number: it drops those
+    that no live file needs, else they would count as deleted rows in every later figure). `said`: the
     log lines' start; each names its procedure and the threshold that made it due (`figures`: lakeplan_maintain_table's).
     Returns whether anything ran. -#}
 {% macro lakeplan_maintenance_compact(relation, state, settings, said, figures) %}
     {%- set table = lakeplan.lakeplan_string_literal(relation | string) -%}
     {%- set applies_deletes = state.deleted_share >= settings.deleted_share -%}
     {%- set compacts_data = applies_deletes or state.small_files >= settings.small_files -%}
-    {%- set compacts_deletes = applies_deletes or state.delete_files >= settings.delete_files -%}
+    {%- set drops_applied = compacts_data and state.delete_files > 0 -%}
+    {%- set compacts_deletes = drops_applied or state.delete_files >= settings.delete_files -%}
     {%- if compacts_data -%}
         {%- set options = {'target-file-size-bytes': settings.target_file_bytes,
             'min-file-size-bytes': settings.small_file_bytes, 'min-input-files': 2} -%}
@@ -115,9 +117,10 @@
     {%- endif -%}
     {%- if compacts_deletes -%}
         {%- set result = lakeplan.lakeplan_call_procedure('rewrite_position_delete_files', table,
-            {'rewrite-all': 'true'} if applies_deletes else {'min-input-files': 2}) -%}
-        {%- do log(said ~ 'rewrite_position_delete_files (' ~ ('after the deletes were applied, ' ~ figures.deleted
-            if applies_deletes else figures.delete_files) ~ '): ' ~ result.rewritten_delete_files_count
+            {'rewrite-all': 'true'} if drops_applied else {'min-input-files': 2}) -%}
+        {%- do log(said ~ 'rewrite_position_delete_files (' ~ ('after the deletes were applied, ' ~ (figures.deleted
+            if applies_deletes else figures.small_files) if drops_applied else figures.delete_files) ~ '): '
+            ~ result.rewritten_delete_files_count
             ~ ' delete files rewritten into ' ~ result.added_delete_files_count ~ ', ' ~ result.rewritten_bytes_count
             ~ ' bytes rewritten.', info=true) -%}
     {%- endif -%}
@@ -137,7 +140,7 @@
     {%- do log(said ~ 'expire_snapshots (older than ' ~ state.expire_before ~ ', keeping the last '
         ~ settings.keep_snapshots ~ ' and every tagged or branch snapshot): ' ~ (before - left)
         ~ ' snapshots expired (' ~ left ~ ' left), ' ~ result.deleted_data_files_count ~ ' data files, '
-        ~ (result.deleted_position_delete_files_count | int) + (result.deleted_equality_delete_files_count | int)
+        ~ ((result.deleted_position_delete_files_count | int) + (result.deleted_equality_delete_files_count | int))
         ~ ' delete files and ' ~ result.deleted_manifest_files_count ~ ' manifests deleted.', info=true) -%}
 {% endmacro %}
 

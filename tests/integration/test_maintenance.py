@@ -85,7 +85,7 @@ def test_lakeplan_maintain_maintains_an_upsert_that_never_compacts_on_write(make
     """`after_write: false`: the writes never compact or expire, however far past the thresholds; the run-operation
     does all of it, and removes an old orphan file in the table's own directory only: a new one (a write under way)
     and one in the tombstones' side table, whose directory starts with the table's name, stay."""
-    maintenance = {"after_write": False, "small_files": 2, "expire_after_hours": 0}
+    maintenance = {"after_write": False, "small_files": 2, "deleted_share": 1, "expire_after_hours": 0}
     project = make_project("maint_upsert", {
         "seeds/changes.csv": CHANGES,
         "models/current.sql": "{{ config(materialized='upsert', unique_key='id', sequence_by='lsn', op_column='op', "
@@ -99,6 +99,8 @@ def test_lakeplan_maintain_maintains_an_upsert_that_never_compacts_on_write(make
         assert "lakeplan maintenance" not in project.shown
     assert "replace" not in operations(spark, table) and len(operations(spark, table)) == 3
     assert files(spark, table)[0] >= 2  # past the small files' threshold, not compacted
+    delete_files = files(spark, table)[2]
+    assert delete_files > 0  # merge-on-read
     before = rows(spark, table), rows(spark, tombstones), operations(spark, tombstones), recorded(spark, table)
     location = spark.sql(f"describe table extended {table}").where("col_name = 'Location'").collect()[0].data_type
     side = spark.sql(f"describe table extended {tombstones}").where("col_name = 'Location'").collect()[0].data_type
@@ -119,7 +121,11 @@ def test_lakeplan_maintain_maintains_an_upsert_that_never_compacts_on_write(make
     assert "): 1 orphan files removed." in project.shown
     assert {name: os.path.exists(path.removeprefix("file:")) for name, path in strays.items()} == {
         "old": False, "new": True, "side": True}
-    assert files(spark, table)[0] == 1 and operations(spark, table) == ["replace"]
+    # compacting the small files applied their deletes; the delete files no live file needs went with them (left,
+    # they would count as deleted rows), and expiry says how many it deleted
+    assert "rewrite_position_delete_files (after the deletes were applied, 3 small data files " in project.shown
+    assert f"data files, {delete_files} delete files and " in project.shown
+    assert files(spark, table)[0] == 1 and files(spark, table)[2] == 0 and operations(spark, table) == ["replace"]
     assert (rows(spark, table), rows(spark, tombstones), operations(spark, tombstones), recorded(spark, table)) == before
     project.run("run-operation", "lakeplan_maintain", "--args", "{select: current}")
     assert "lakeplan maintenance of `current`: no threshold crossed for compaction: 1 small data files (threshold 2)" in project.shown

@@ -199,6 +199,23 @@ def test_a_failed_write_then_its_rerun_counts_each_row_once(project, spark):
     assert rows(spark, "totals") == [(10, 12, 7)]
 
 
+def test_empty_reads_nothing_new_and_records_nothing(project, spark):
+    """`--empty` renders every input as a query of no rows: new_rows reads nothing and the write records nothing
+    consumed, so the first real run after it reads every row; over existing tables it writes nothing."""
+    add_orders(spark, (1, 10, 5), (2, 20, 7))
+    project.run("run", "--empty", "-s", "totals", "current")  # creates both tables, empty
+    assert rows(spark, "totals") == [] and rows(spark, "current") == [] and consumed(spark, "totals") == {}
+    project.run("run", "-s", "totals", "current")
+    assert rows(spark, "totals") == [(10, 5, 5), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
+    add_orders(spark, (3, 10, 1))
+    before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current"), consumed(spark, "totals")
+    project.run("run", "--empty", "-s", "totals", "current")
+    assert project.shown.count("NOT WRITTEN (--empty)") == 2
+    assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current"), consumed(spark, "totals")) == before
+    project.run("run", "-s", "totals", "current")  # order 3, once
+    assert rows(spark, "totals") == [(10, 6, 1), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
+
+
 def test_changed_rows_of_an_input_stop_a_sum_and_full_refresh_reads_everything(project, spark):
     add_orders(spark, (1, 10, 5), (2, 20, 7))
     project.run("run", "-s", "totals", "current")
