@@ -33,12 +33,17 @@
         {{ return('(' ~ keys_of ~ relation ~ ')' if key else relation) }}
     {%- endif -%}
     {%- set input = load_relation(relation) -%}
-    {%- if input is none or not input.is_iceberg -%}
-        {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` reads ' ~ ('changed_keys' if key else 'new_rows')
-            ~ '(' ~ relation ~ '), which is ' ~ ('not a table' if input is none else 'a view' if input.is_view
-            else 'not an Iceberg table')
-            ~ ': only Iceberg\'s snapshots tell what is new. Nothing was written. Fix: read an Iceberg table, or read '
-            ~ relation ~ ' whole.') -%}
+    {#- dbt's cache knows the format of a table it listed, not of one this run created (an upstream model) -#}
+    {%- set iceberg = input is not none and (input.is_iceberg if input.is_iceberg is not none else not input.is_view
+        and lakeplan.lakeplan_read_table_properties(relation).get('format', '').startswith('iceberg/')) -%}
+    {%- set read = '`' ~ model.name ~ '` reads ' ~ ('changed_keys' if key else 'new_rows') ~ '(' ~ relation ~ '), ' -%}
+    {%- if input is none -%}
+        {%- do exceptions.raise_compiler_error(read ~ 'which does not exist. Nothing was written. Fix: create it (or '
+            ~ 'build the model that writes it) first, or correct the name.') -%}
+    {%- elif not iceberg -%}
+        {%- do exceptions.raise_compiler_error(read ~ 'which is ' ~ ('a view' if input.is_view
+            else 'not an Iceberg table') ~ ': only Iceberg\'s snapshots tell what is new. Nothing was written. Fix: '
+            ~ 'read an Iceberg table, or read ' ~ relation ~ ' whole.') -%}
     {%- endif -%}
     {#- one read of the input's snapshots gives where it is now and what led there -#}
     {%- set since = lakeplan.lakeplan_lineage(relation) -%}

@@ -63,7 +63,8 @@
     lakeplan_maintain only, as it lists the table's directory). One log line per action, with the procedure's
     figures, apart from the write's; what is not due is said at debug level after a write. -#}
 {% macro lakeplan_maintain_table(relation, name, settings, orphans) %}
-    {%- set state = lakeplan.lakeplan_maintenance_state(relation, settings) -%}
+    {%- set readers = lakeplan.lakeplan_consumed_by_readers(relation, settings.read_by) -%}
+    {%- set state = lakeplan.lakeplan_maintenance_state(relation, settings, readers.values() | list) -%}
     {%- set said = 'lakeplan maintenance of `' ~ name ~ '`: ' -%}
     {#- each threshold with what it is measured on, for the log lines -#}
     {%- set figures = {'small_files': state.small_files ~ ' small data files (threshold ' ~ settings.small_files ~ ')',
@@ -74,7 +75,7 @@
     {%- if state.expirable -%}
         {%- do lakeplan.lakeplan_move_applied_tags(relation) -%}
         {%- do lakeplan.lakeplan_settle_consumed(relation) -%}
-        {%- do lakeplan.lakeplan_maintenance_expire(relation, state, settings, said) -%}
+        {%- do lakeplan.lakeplan_maintenance_expire(relation, state, settings, said, readers) -%}
     {%- endif -%}
     {%- if orphans and settings.orphans_after_hours is not none -%}
         {%- set location = run_query('describe table extended ' ~ relation).rows
@@ -129,8 +130,8 @@
 
 {#- `expire_snapshots` older than the cutoff, keeping the last `keep_snapshots` (and, as Iceberg does, every snapshot a
     tag or branch names): how many went (counted around it: a compaction just before adds snapshots), and the files
-    deleted with them. -#}
-{% macro lakeplan_maintenance_expire(relation, state, settings, said) %}
+    deleted with them. `readers`: lakeplan_consumed_by_readers, whose snapshots the cutoff spares. -#}
+{% macro lakeplan_maintenance_expire(relation, state, settings, said, readers) %}
     {%- set before = run_query('select count(*) from ' ~ relation ~ '.snapshots').rows[0][0] | int -%}
     {%- set result = run_query('call system.expire_snapshots(table => '
         ~ lakeplan.lakeplan_string_literal(relation | string) ~ ', older_than => timestamp '
@@ -138,7 +139,8 @@
         ~ ')').rows[0] -%}
     {%- set left = run_query('select count(*) from ' ~ relation ~ '.snapshots').rows[0][0] | int -%}
     {%- do log(said ~ 'expire_snapshots (older than ' ~ state.expire_before ~ ', keeping the last '
-        ~ settings.keep_snapshots ~ ' and every tagged or branch snapshot): ' ~ (before - left)
+        ~ settings.keep_snapshots ~ ', every tagged or branch snapshot' ~ (' and those `' ~ readers | list | sort
+        | join('`, `') ~ '` read with new_rows last and since' if readers else '') ~ '): ' ~ (before - left)
         ~ ' snapshots expired (' ~ left ~ ' left), ' ~ result.deleted_data_files_count ~ ' data files, '
         ~ ((result.deleted_position_delete_files_count | int) + (result.deleted_equality_delete_files_count | int))
         ~ ' delete files and ' ~ result.deleted_manifest_files_count ~ ' manifests deleted.', info=true) -%}
@@ -146,15 +148,21 @@
 
 {#- What the thresholds are measured on, from the table's metadata tables (its current files, its snapshots and refs):
     small data files, the share of rows its delete files delete, delete files, whether a snapshot may expire (older
-    than the cutoff, beyond the last `keep_snapshots`, no ref on it), and the cutoffs as timestamps. -#}
-{% macro lakeplan_maintenance_state(relation, settings) %}
+    than the cutoff, beyond the last `keep_snapshots`, no ref on it), and the cutoffs as timestamps. The expiry
+    cutoff is no later than the oldest of the snapshots `kept` (ids its readers consumed last). -#}
+{% macro lakeplan_maintenance_state(relation, settings, kept) %}
     {%- set expire_hours = settings.expire_after_hours -%}
     {%- set measured -%}
         with files as (select content, file_size_in_bytes, record_count from {{ relation }}.files),
         snapshots as (
             select snapshot_id, committed_at, row_number() over (order by committed_at desc) as newest
             from {{ relation }}.snapshots
-        )
+        ),
+        cutoff as (
+            select current_timestamp() - make_dt_interval(0, {{ expire_hours or 0 }}) as by_age
+            {%- if kept %}, (select min(committed_at) from snapshots where snapshot_id in ({{ kept | join(', ') }})) as by_readers{% endif %}
+        ),
+        expiry as (select {% if kept %}least(by_age, coalesce(by_readers, by_age)){% else %}by_age{% endif %} as cutoff_at from cutoff)
         select
             (select count_if(content = 0 and file_size_in_bytes < {{ settings.small_file_bytes }}) from files),
             (select coalesce(sum(if(content = 0, record_count, 0)), 0) from files),
@@ -162,9 +170,9 @@
             (select count_if(content != 0) from files),
             {% if expire_hours is none %}0{% else %}(select count(*) from snapshots
                 where newest > {{ settings.keep_snapshots }}
-                and committed_at < current_timestamp() - make_dt_interval(0, {{ expire_hours }})
+                and committed_at < (select cutoff_at from expiry)
                 and snapshot_id not in (select snapshot_id from {{ relation }}.refs)){% endif %},
-            cast(current_timestamp() - make_dt_interval(0, {{ expire_hours or 0 }}) as string),
+            cast((select cutoff_at from expiry) as string),
             cast(current_timestamp() - make_dt_interval(0, {{ settings.orphans_after_hours or 0 }}) as string)
     {%- endset -%}
     {%- set row = run_query(measured).rows[0] -%}
@@ -198,4 +206,20 @@
 {#- 0.1234 -> `12.3%` -#}
 {% macro lakeplan_percent(share) %}
     {{ return('%.1f%%' | format(share * 100)) }}
+{% endmacro %}
+
+{#- The snapshot of `relation` each table that reads it with new_rows / changed_keys (`read_by`: the plan's
+    maintenance.read_by) consumed last, {reader: snapshot id}, from the reader's own record as it is now. Expiry keeps
+    these and every later snapshot, so a reader's next run reads what is new since, however soon after this table's
+    maintenance it comes (in the same `dbt run`, often). A reader not built yet has consumed nothing. -#}
+{% macro lakeplan_consumed_by_readers(relation, read_by) %}
+    {%- set consumed = {} -%}
+    {%- for name in read_by -%}
+        {%- set schema, identifier = name.split('.') -%}
+        {%- set reader = adapter.get_relation(database=schema, schema=schema, identifier=identifier) -%}
+        {%- set snapshot = none if reader is none else lakeplan.lakeplan_consumed(reader,
+            lakeplan.lakeplan_read_table_properties(reader)).get(relation | string) -%}
+        {%- if snapshot is not none -%}{%- do consumed.update({identifier: snapshot}) -%}{%- endif -%}
+    {%- endfor -%}
+    {{ return(consumed) }}
 {% endmacro %}

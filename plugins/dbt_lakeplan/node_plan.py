@@ -62,6 +62,8 @@ class ChangeMode(Frozen):
 class MaintenancePlan(Maintenance):
     target_file_bytes: int = described("`target_file_mib` in bytes")
     small_file_bytes: int = described("a data file under this size is small")
+    read_by: list[str] = described("the tables (schema.name) that record which snapshot of this one they read last "
+                                   "(with new_rows / changed_keys): expiry keeps it and every later one", [])
 
 
 class UpsertPlan(Frozen):

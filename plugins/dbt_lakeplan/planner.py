@@ -234,11 +234,12 @@ def _check_change_mode(node, settings: ModelSettings, found: list[str]) -> None:
         )
     given = sorted(key for key in (node.config.get("tblproperties") or {}) if str(key).lower() in ROW_LEVEL_MODES)
     if given:
+        writer = "a partial-update target" if materialization(node.config.materialized).target else "an `upsert`"
         found.append(
             f"Model `{node.name}` sets tblproperties {', '.join(f'`{key}`' for key in given)}, which lakeplan sets "
-            f"itself at each write of an `{node.config.materialized}` from `change_mode` (now "
-            f"`{settings.change_mode}`). Fix: remove {'it' if len(given) == 1 else 'them'} from tblproperties and "
-            "set `change_mode: merge_on_read` (or `copy_on_write`, or `auto`) in the model's config."
+            f"itself at each write of {writer} from `change_mode` (now `{settings.change_mode}`). Fix: remove "
+            f"{'it' if len(given) == 1 else 'them'} from tblproperties and set `change_mode: merge_on_read` (or "
+            "`copy_on_write`, or `auto`) in the model's config."
         )
 
 
@@ -265,7 +266,7 @@ def _maintenance(node, settings: ModelSettings, is_member: bool, found: list[str
         found.append(f"{owner}, but it is a partial-update member: its rows are written into its target's table. Fix: "
                      f"set `maintenance` on the target `{settings.partial_update_target}`.")  # fmt: skip
     elif not registered.stateful:
-        found.append(f"{owner}, but it is materialized as {materialized}, not a table runs write into (an "
+        found.append(f"{owner}, but it is materialized as {materialized}, not a table that runs write into (an "
                      "incremental, `upsert` or partial-update target): it would do nothing. Fix: remove "
                      "`maintenance`, or materialize the model as one of those.")  # fmt: skip
     elif node.config.get("file_format") != "iceberg":
@@ -317,6 +318,7 @@ def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[
             update={"member_of": MemberOf(target=target.name, schema=target.schema, identifier=target.alias)})
         if one.unique_id not in target.depends_on.nodes:
             target.depends_on.nodes.append(one.unique_id)
+    _record_readers(models, plans)
     for uid, plan in source_plans.items():
         manifest.sources[uid].config[PLAN_KEY] = as_config(plan)
     for uid, plan in plans.items():
@@ -332,30 +334,51 @@ def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[
 INCREMENTAL_READ = re.compile(r"""\b(new_rows|changed_keys)\(\s*(ref|source)\(([^)]*)\)""")
 
 
-def _check_incremental_reads(models: list, settings: dict[str, ModelSettings], found: list[str]) -> None:
-    """`new_rows` / `changed_keys` record what a write consumed on the table an `upsert` or a partial-update
-    target writes, and read Iceberg's snapshots: elsewhere, or over a model that is not Iceberg, they cannot work."""
+def _incremental_reads(models: list):
+    """Each `new_rows(...)` / `changed_keys(...)` in a model's SQL: (the model, the macro, `ref` or `source`, its
+    arguments as written, the project's model it reads, or None)."""
     by_name = {node.name: node for node in models}
     for node in models:
         for macro, kind, arguments in INCREMENTAL_READ.findall(node.raw_code or ""):
-            owner = f"Model `{node.name}` reads `{macro}({kind}({arguments}))`"
-            member = node.unique_id in settings and settings[node.unique_id].partial_update_target is not None
-            if not member and not materialization(node.config.materialized).changelog:
-                found.append(f"{owner} but is materialized as {node.config.materialized}: only a partial-update member "
-                             "or an `upsert` records what its write consumed, so every run would read everything "
-                             f"again. Fix: make `{node.name}` a member (`partial_update_target`) or an `upsert`, or "
-                             f"read the input with {kind}(...) alone.")  # fmt: skip
             names = re.findall(r"""['"]([^'"]+)['"]""", arguments)
-            read = by_name.get(names[-1]) if kind == "ref" and names else None
-            if read is not None and materialization(read.config.materialized).no_table:
-                found.append(f"{owner}, but `{read.name}` is materialized as {read.config.materialized}: {macro} reads "
-                             f"an Iceberg table's snapshots, which a {read.config.materialized} has none of. Fix: "
-                             f"materialize `{read.name}` as a table (`table`, `incremental`), or read it with ref(...) "
-                             "alone.")  # fmt: skip
-            elif read is not None and read.config.get("file_format") != "iceberg":
-                found.append(f"{owner}, but `{read.name}` has file_format {read.config.get('file_format')!r}: "
-                             f"{macro} reads Iceberg's snapshots. Fix: set `file_format: iceberg` on `{read.name}`, "
-                             f"or read it with ref(...) alone.")  # fmt: skip
+            yield node, macro, kind, arguments, by_name.get(names[-1]) if kind == "ref" and names else None
+
+
+def _check_incremental_reads(models: list, settings: dict[str, ModelSettings], found: list[str]) -> None:
+    """`new_rows` / `changed_keys` record what a write consumed on the table an `upsert` or a partial-update
+    target writes, and read Iceberg's snapshots: elsewhere, or over a model that is not Iceberg, they cannot work."""
+    for node, macro, kind, arguments, read in _incremental_reads(models):
+        owner = f"Model `{node.name}` reads `{macro}({kind}({arguments}))`"
+        member = node.unique_id in settings and settings[node.unique_id].partial_update_target is not None
+        if not member and not materialization(node.config.materialized).changelog:
+            found.append(f"{owner} but is materialized as {node.config.materialized}: only a partial-update member "
+                         "or an `upsert` records what its write consumed, so every run would read everything "
+                         f"again. Fix: make `{node.name}` a member (`partial_update_target`) or an `upsert`, or "
+                         f"read the input with {kind}(...) alone.")  # fmt: skip
+        if read is not None and materialization(read.config.materialized).no_table:
+            found.append(f"{owner}, but `{read.name}` is materialized as {read.config.materialized}: {macro} reads "
+                         f"an Iceberg table's snapshots, which a {read.config.materialized} has none of. Fix: "
+                         f"materialize `{read.name}` as a table (`table`, `incremental`), or read it with ref(...) "
+                         "alone.")  # fmt: skip
+        elif read is not None and read.config.get("file_format") != "iceberg":
+            found.append(f"{owner}, but `{read.name}` has file_format {read.config.get('file_format')!r}: "
+                         f"{macro} reads Iceberg's snapshots. Fix: set `file_format: iceberg` on `{read.name}`, "
+                         f"or read it with ref(...) alone.")  # fmt: skip
+
+
+def _record_readers(models: list, plans: dict[str, ModelPlan]) -> None:
+    """A model with `maintenance` that others read with new_rows / changed_keys: its plan names the tables that record
+    what they consumed of it (a member's target, or the reading `upsert`), whose snapshots its expiry keeps."""
+    readers: dict[str, set[str]] = {}
+    for node, _, _, _, read in _incremental_reads(models):
+        if read is not None and node.unique_id in plans and read.unique_id in plans:
+            member_of = plans[node.unique_id].member_of
+            table = f"{member_of.schema_}.{member_of.identifier}" if member_of else f"{node.schema}.{node.alias}"
+            readers.setdefault(read.unique_id, set()).add(table)
+    for uid, tables in readers.items():
+        if plans[uid].maintenance is not None:
+            maintenance = plans[uid].maintenance.model_copy(update={"read_by": sorted(tables)})
+            plans[uid] = plans[uid].model_copy(update={"maintenance": maintenance})
 
 
 def _listed_models(var: str, key: str, names: list[str], models: list, plans: dict[str, ModelPlan], found: list[str],

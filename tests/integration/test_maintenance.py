@@ -164,7 +164,7 @@ WIDE = {
      "the defaults. Fix: rename `small_file` to `small_files` (did you mean it?); use only `after_write`, "
      "`target_file_mib`, `small_files`"),
     ({"models/plain.sql": "{{ config(materialized='table', maintenance={}) }}\nselect 1 as id"},
-     "model `plain` sets `maintenance: {}`, but it is materialized as table, not a table runs write into (an "
+     "model `plain` sets `maintenance: {}`, but it is materialized as table, not a table that runs write into (an "
      "incremental, `upsert` or partial-update target): it would do nothing. Fix: remove `maintenance`"),
     ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a", maintenance={"small_files": 5})},
      "model `m` sets `maintenance: {'small_files': 5}`, but it is a partial-update member: its rows are written into "
@@ -200,3 +200,28 @@ def test_lakeplan_maintain_refuses_a_selection_it_cannot_maintain(make_project, 
     result, log = project.invoke("run-operation", "lakeplan_maintain", "--args", select)
     assert not result.success and fragment in project.shown and "lakeplan maintenance of" not in log
     assert "Traceback" not in project.shown and not JAVA_FRAME.search(project.shown)
+
+
+def test_expiry_keeps_the_snapshots_a_new_rows_reader_has_not_read(make_project, spark):
+    """A table whose own maintenance expires every snapshot but the last, read by a target's member with new_rows: in
+    the same `dbt run` the table appends, expires, and the target then reads what is new since its last write. The
+    snapshot the target consumed last, and those after it, stay; older ones go. Without that the target's `count`
+    would stop on every run (its consumed snapshot expired)."""
+    events = ("{{ config(materialized='incremental', incremental_strategy='append', post_hook=\"" + HOOK + "\", "
+              "maintenance={'small_files': 1000, 'expire_after_hours': 0, 'keep_snapshots': 1}) }}\n"
+              "select {{ var('n') }} as id, 7 as customer")  # fmt: skip
+    project = make_project("maint_readers", {
+        "models/events.sql": events,
+        "models/tally.sql": "{{ partial_update_target() }}",
+        "models/tally.yml": target_yml("tally", {"customer": "int", "seen": "bigint"}, rules={"seen": "count"},
+                                       unique_key="customer"),
+        "models/seen.sql": member("tally", "select customer, id as seen from {{ lakeplan.new_rows(ref('events')) }}"),
+    })  # fmt: skip
+    events_table, tally_table = "lakeplan_maint_readers.events", "lakeplan_maint_readers.tally"
+    for n in (1, 2, 3, 4):
+        project.run("run", "--vars", f"{{n: {n}}}")
+        assert rows(spark, tally_table) == [(7, n)], n  # each event counted once
+        # the events' maintenance ran before the tally read: it kept the snapshot the tally had consumed and the new
+        # one, and expired the older ones
+        assert len(operations(spark, events_table)) == min(n, 2), n
+    assert "those `tally` read with new_rows last and since" in project.shown

@@ -126,6 +126,9 @@ def test_new_rows_apply_each_row_once(project, spark):
     assert re.search(r"partial_update model lakeplan_new_rows\.totals \.* \[NOTHING NEW in ", shown), shown
     assert re.search(r"upsert model lakeplan_new_rows\.current \.* \[NOTHING NEW in ", shown)
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
+    project.run("compile", "-s", "totals")  # what `dbt run` would send now: no write
+    compiled = (project.path / "target" / "compiled" / "lakeplan" / "models" / "totals.sql").read_text()
+    assert "nothing new to write" in compiled and "merge into" not in compiled.lower()
 
     add_orders(spark, (6, 20, -1))  # the upsert's changelog deletes order 6 (never inserted) and keeps the rest
     project.run("run", "-s", "current")
@@ -306,6 +309,10 @@ def test_reading_what_is_new_where_it_cannot_work_is_refused(make_project, spark
     spark.sql("create view lakeplan_new_rows_parquet.pq as select 1 as id")
     log = run.fail("run")
     assert "`current` reads new_rows(lakeplan_new_rows_parquet.pq), which is a view: only Iceberg's snapshots" in log
+    spark.sql("drop view lakeplan_new_rows_parquet.pq")  # no table at all
+    log = run.fail("run")
+    assert ("`current` reads new_rows(lakeplan_new_rows_parquet.pq), which does not exist. Nothing was written. Fix: "
+            "create it (or build the model that writes it) first, or correct the name.") in log
 
 
 @pytest.mark.parametrize("on_delete", ["ignore", "remove_record", "error"])

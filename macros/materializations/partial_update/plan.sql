@@ -68,9 +68,10 @@
             {%- do every_member_reads_new_rows.append('/* lakeplan new_rows: ' in member.ctes | join('\n')) -%}
         {%- endfor -%}
     {%- endfor -%}
-    {%- if record and not creates and read.nothing_new and false not in every_member_reads_new_rows -%}
+    {#- `dbt compile` shows the same skip: what `dbt run` would send now -#}
+    {%- if not creates and read.nothing_new and false not in every_member_reads_new_rows -%}
         {%- do log('lakeplan: `' ~ spec.model ~ '`: its members read nothing new since its last write ('
-            ~ read.inputs | dictsort | map('join', ' at ') | join(', ') ~ '), so nothing was written.', info=true) -%}
+            ~ read.inputs | dictsort | map('join', ' at ') | join(', ') ~ '), so nothing was written.', info=record) -%}
         {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ': nothing new to write\nselect 0 as lakeplan_rows',
             'unwritten': 'NOTHING NEW'}]) }}
     {%- endif -%}
