@@ -152,17 +152,15 @@
     cutoff is no later than the oldest of the snapshots `kept` (ids its readers consumed last). -#}
 {% macro lakeplan_maintenance_state(relation, settings, kept) %}
     {%- set expire_hours = settings.expire_after_hours -%}
+    {%- set by_age = 'current_timestamp() - make_dt_interval(0, ' ~ (expire_hours or 0) ~ ')' -%}
+    {%- set cutoff = 'least(' ~ by_age ~ ', coalesce((select min(committed_at) from ' ~ relation ~ '.snapshots where '
+        ~ 'snapshot_id in (' ~ kept | join(', ') ~ ')), ' ~ by_age ~ '))' if kept else by_age -%}
     {%- set measured -%}
         with files as (select content, file_size_in_bytes, record_count from {{ relation }}.files),
         snapshots as (
             select snapshot_id, committed_at, row_number() over (order by committed_at desc) as newest
             from {{ relation }}.snapshots
-        ),
-        cutoff as (
-            select current_timestamp() - make_dt_interval(0, {{ expire_hours or 0 }}) as by_age
-            {%- if kept %}, (select min(committed_at) from snapshots where snapshot_id in ({{ kept | join(', ') }})) as by_readers{% endif %}
-        ),
-        expiry as (select {% if kept %}least(by_age, coalesce(by_readers, by_age)){% else %}by_age{% endif %} as cutoff_at from cutoff)
+        )
         select
             (select count_if(content = 0 and file_size_in_bytes < {{ settings.small_file_bytes }}) from files),
             (select coalesce(sum(if(content = 0, record_count, 0)), 0) from files),
@@ -170,9 +168,9 @@
             (select count_if(content != 0) from files),
             {% if expire_hours is none %}0{% else %}(select count(*) from snapshots
                 where newest > {{ settings.keep_snapshots }}
-                and committed_at < (select cutoff_at from expiry)
+                and committed_at < {{ cutoff }}
                 and snapshot_id not in (select snapshot_id from {{ relation }}.refs)){% endif %},
-            cast((select cutoff_at from expiry) as string),
+            cast({{ cutoff }} as string),
             cast(current_timestamp() - make_dt_interval(0, {{ settings.orphans_after_hours or 0 }}) as string)
     {%- endset -%}
     {%- set row = run_query(measured).rows[0] -%}
