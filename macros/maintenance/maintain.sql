@@ -33,11 +33,15 @@
     {%- for node in graph.nodes.values() if node.resource_type == 'model' -%}
         {%- do models.update({node.name: node}) -%}
     {%- endfor -%}
+    {%- set maintained = [] -%}
+    {%- for model_name, node in models | dictsort if lakeplan.lakeplan_plan(node).maintenance -%}
+        {%- do maintained.append(model_name) -%}
+    {%- endfor -%}
     {%- for name in names -%}
         {%- if name not in models -%}
             {%- do exceptions.raise_compiler_error('lakeplan_maintain: select names `' ~ name ~ '`, but this project '
-                ~ 'has no enabled model of that name. Fix: select models by name, e.g. `--args \'{select: ['
-                ~ (models | list | sort | first) ~ ']}\'`.') -%}
+                ~ 'has no enabled model of that name. Fix: select models with `maintenance` by name'
+                ~ (': ' ~ maintained | join(', ') if maintained else ' (none has it yet)') ~ '.') -%}
         {%- endif -%}
         {%- if not lakeplan.lakeplan_plan(models[name]).maintenance -%}
             {%- do exceptions.raise_compiler_error('lakeplan_maintain: model `' ~ name ~ '` has no `maintenance` '

@@ -240,28 +240,34 @@ def contents_keys(place: str) -> tuple[str, ...]:
     return tuple(name for name in SCHEMAS[place].model_fields if changes_contents(place, name))
 
 
-def _allowed(field: Any, name: str, spelled: str) -> str:
-    """What a setting allows: its values, or a valid example spelled as YAML (`spelled` wraps it for a nested one)."""
+def _allowed(field: Any, name: str, spelled: str, given: Any = None) -> str:
+    """What a setting allows: its values (with the one a misspelt `given` is closest to: `merge-on-read`), or a valid
+    example spelled as YAML (`spelled` wraps it for a nested one)."""
     literal = re.findall(r"'([^']*)'", str(field.annotation)) if "Literal" in str(field.annotation) else []
+    if literal:
+        close = difflib.get_close_matches(str(given).lower().replace("-", "_"), literal, n=1, cutoff=0.6)
+        meant = f" (did you mean `{close[0]}`?)" if isinstance(given, str) and close else ""
+        return "one of " + ", ".join(f"`{value}`" for value in literal) + meant
     example = json.dumps(field.json_schema_extra["example"])  # YAML's spelling: true, ["id"], {"day": ...}
-    return "one of " + ", ".join(f"`{value}`" for value in literal) if literal else f"e.g. `{spelled % f'{name}: {example}'}`"
+    return f"e.g. `{spelled % f'{name}: {example}'}`"
 
 
-def _declared(place: str, name: str, inner: str) -> tuple[str, str]:
+def _declared(place: str, name: str, inner: str, given: Any) -> tuple[str, str]:
     """The meaning and what is allowed of the setting a problem is at: a nested setting's own (`maintenance` at
-    `deleted_share`), else the place's setting's."""
+    `deleted_share`), else the place's setting's; `given`: the setting's value as written."""
     field = SCHEMAS[place].model_fields[name]
     nested = [a for a in getattr(field.annotation, "__args__", (field.annotation,)) if isinstance(a, type)
               and issubclass(a, Maintenance)]  # fmt: skip
     if nested and inner in nested[0].model_fields:
         inner_field = nested[0].model_fields[inner]
-        return f"`{inner}`: {inner_field.description}", _allowed(inner_field, inner, f"{name}: {{%s}}")
+        inner_given = given.get(inner) if isinstance(given, dict) else None
+        return f"`{inner}`: {inner_field.description}", _allowed(inner_field, inner, f"{name}: {{%s}}", inner_given)
     if nested and inner:
         known = ", ".join(f"`{key}`" for key in nested[0].model_fields)
         close = difflib.get_close_matches(inner, list(nested[0].model_fields), n=1, cutoff=0.8)
         rename = f"rename `{inner}` to `{close[0]}` (did you mean it?); " if close else ""
         return field.description, f"{rename}use only {known} in `{name}`; {_allowed(field, name, '%s')}"
-    return field.description, _allowed(field, name, "%s")
+    return field.description, _allowed(field, name, "%s", given)
 
 
 def read_settings(
@@ -281,7 +287,7 @@ def read_settings(
             seen.add((name, inner))
             where = f"at `{inner}`: " if inner else ""
             reason = detail["msg"][:1].lower() + detail["msg"][1:]  # the names in it keep their case
-            meaning, allowed = _declared(place, name, inner)
+            meaning, allowed = _declared(place, name, inner, raw.get(name))
             found.append(
                 f"{owner} sets `{name}: {_show(raw.get(name))}`, which lakeplan cannot use ({where}{reason}); "
                 f"{meaning}. Fix: {allowed}, or remove it."

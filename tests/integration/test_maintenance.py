@@ -189,7 +189,7 @@ def test_maintenance_that_cannot_work_stops_the_parse(make_project, files, fragm
 
 @pytest.mark.parametrize("select, fragment", [
     ("{select: [current, curent]}", "lakeplan_maintain: select names `curent`, but this project has no enabled model "
-     "of that name. Fix: select models by name, e.g. `--args '{select: [current]}'`."),
+     "of that name. Fix: select models with `maintenance` by name: current."),  # not `plain`, which has none
     ("{select: plain}", "lakeplan_maintain: model `plain` has no `maintenance` settings, so lakeplan does not know its "
      "thresholds. Fix: add `maintenance: {}` (the defaults) to its config, or leave it out of select."),
 ], ids=["unknown_model", "without_maintenance"])  # fmt: skip
