@@ -75,7 +75,8 @@
         {%- do log('lakeplan: `' ~ model.name ~ '` reads all of ' ~ relation ~ ': ' ~ ('' if expired else 'its ')
             ~ cause ~ ', which only a whole reading follows.', info=true) -%}
         {#- new_rows: a target whose rule counts rows again stops if this member writes such a column, which the
-            write knows (lakeplan_stop_counting_again); the marker tells it why the input is read whole -#}
+            write knows (lakeplan_stop_counting_again); the marker, read back by lakeplan_new_rows_read_whole, tells
+            it why the input is read whole -#}
         {%- set why = '' if key else ' (' ~ ('expired' if expired else 'changed') ~ '): ' ~ cause -%}
         {{ return('/* lakeplan new_rows reads all of ' ~ relation ~ why ~ ' */ ' ~ whole) }}
     {%- endif -%}
@@ -188,6 +189,12 @@
             'delete_files': snapshots[id].delete_files}) -%}
     {%- endfor -%}
     {{ return(lineage) }}
+{% endmacro %}
+
+{#- The inputs a member's SQL `text` reads whole with new_rows, from the comments lakeplan_read_since_consumed puts
+    there: [(input, `expired` or `changed`, why)]. -#}
+{% macro lakeplan_new_rows_read_whole(text) %}
+    {{ return(modules.re.findall('/\\* lakeplan new_rows reads all of (\\S+) \\((\\w+)\\): (.*?) \\*/', text)) }}
 {% endmacro %}
 
 {#- What the model being written consumes, {input: snapshot id}, read from the comments new_rows put in its SQL (its

@@ -181,9 +181,8 @@
     {%- for write_group in write_groups -%}
         {%- for member in write_group.members -%}
             {%- set counted = lakeplan.lakeplan_counted_columns(spec, member.written | map('lower') | list) -%}
-            {%- set text = member.ctes | join('\n') -%}
-            {%- for relation, kind, cause in modules.re.findall(
-                '/\\* lakeplan new_rows reads all of (\\S+) \\((\\w+)\\): (.*?) \\*/', text) if counted -%}
+            {%- for relation, kind, cause in lakeplan.lakeplan_new_rows_read_whole(member.ctes | join('\n'))
+                if counted -%}
                 {%- set keep = ', and keep the snapshots of ' ~ relation ~ ' (its expire_snapshots retention) longer '
                     ~ 'than the time between two runs of `' ~ spec.model ~ '`.' if kind == 'expired'
                     else ', or append to ' ~ relation ~ ' instead of changing its rows.' -%}
