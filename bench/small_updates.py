@@ -19,6 +19,8 @@ targets fed the same batches, each compacted (untimed) before every batch so tha
 
   .venv/bin/python bench/small_updates.py [--keys 1000000] [--runs 20] [--change 0.01]
       [--fractions 0.0001 0.01 0.1 0.5] [--repeats 3] [--record-as small_updates]
+  --keys 1000000 3000000 --changed-keys 10000 --variants de: the same number of changed keys at each size, and a
+      table of how each variant's run grows with the table (the cost follows the change)
   --smoke: tiny sizes, nothing recorded (run by the tests)
 """
 
@@ -199,28 +201,33 @@ def run_variant(spark, project: Path, members: int, variant: str, batch: int, c_
             "mode": write_mode(spark, table), **written(spark, table, before)}  # fmt: skip
 
 
-def series(spark, project: Path, members: int, keys: int, runs: int, change: float) -> tuple[list[dict], dict]:
-    """The 20 runs: each appends a batch changing `change` of the keys, then runs every variant (a-d in an order
-    that turns each run, e right after c, whose compaction it copies) and scans every table."""
-    create_handwritten(spark, members)
-    for variant in "abcd":  # the initial load, untimed: every table built from batch 0
+def series(spark, project: Path, members: int, keys: int, runs: int, change: float,
+           variants: str = "".join(SERIES)) -> tuple[list[dict], dict]:
+    """The 20 runs: each appends a batch changing `change` of the keys, then runs every variant (the dbt ones in an
+    order that turns each run, e right after c, or d without c, whose compaction it copies) and scans every table."""
+    dbt_variants = [v for v in variants if v != "e"]
+    schedule = "c" if "c" in variants else "d"  # whose compaction e copies
+    if "e" in variants:
+        create_handwritten(spark, members)
+        spark.sql(handwritten_merge(members, 0))
+    for variant in dbt_variants:  # the initial load, untimed: every table built from batch 0
         run_dbt(project, TARGETS[variant][0], "--full-refresh")
-    spark.sql(handwritten_merge(members, 0))
     results = []
     for run in range(1, runs + 1):
         changed = append_batch(spark, members, keys, run, change)
-        order = list("abcd")[run % 4:] + list("abcd")[: run % 4]
-        order.insert(order.index("c") + 1, "e")
+        order = dbt_variants[run % len(dbt_variants):] + dbt_variants[: run % len(dbt_variants)]
+        if "e" in variants:
+            order.insert(order.index(schedule) + 1, "e")
         by, found = {}, {}
         for variant in order:
-            by[variant] = run_variant(spark, project, members, variant, run, by["c"] if variant == "e" else None)
-        for variant in SERIES:
+            by[variant] = run_variant(spark, project, members, variant, run, by[schedule] if variant == "e" else None)
+        for variant in variants:
             by[variant]["scan_seconds"], found[variant] = scan(spark, table_of(variant), members)
-        same = all(found[v] == found["a"] for v in SERIES)
-        results += [{**by[v], "run": run, "keys": keys, "changed_keys": changed, "same_contents": same} for v in SERIES]
-        print(f"small_updates run {run}:", json.dumps(results[-len(SERIES):]), flush=True)  # kept if a later run fails
+        same = all(found[v] == found[variants[0]] for v in variants)
+        results += [{**by[v], "run": run, "keys": keys, "changed_keys": changed, "same_contents": same} for v in variants]
+        print(f"small_updates run {run}:", json.dumps(results[-len(variants):]), flush=True)  # kept if a later run fails
     compacted = {}
-    for variant in ("c", "d"):  # the scan after the runs against the same table freshly compacted
+    for variant in [v for v in ("c", "d") if v in variants]:  # the scan after the runs against the table compacted
         table = table_of(variant)
         after, _ = scan(spark, table, members)
         compact(spark, table, {"target-file-size-bytes": MAINTENANCE["target_file_mib"] * 2**20, "rewrite-all": "true"})
@@ -260,11 +267,13 @@ def median(values: list[float]) -> float:
 
 def series_table(runs: list[dict], compacted: dict) -> str:
     lines = []
+    variants = [v for v in SERIES if any(r["variant"] == v for r in runs)]
+    base = variants[0]  # a, where it ran
     for keys in sorted({r["keys"] for r in runs}):
-        of = {v: [r for r in runs if r["keys"] == keys and r["variant"] == v] for v in SERIES}
-        a = median([r["seconds"] for r in of["a"]])
-        a_bytes = median([r["bytes_written"] for r in of["a"]])
-        for v in SERIES:
+        of = {v: [r for r in runs if r["keys"] == keys and r["variant"] == v] for v in variants}
+        a = median([r["seconds"] for r in of[base]])
+        a_bytes = median([r["bytes_written"] for r in of[base]])
+        for v in variants:
             rows = of[v]
             seconds = median([r["seconds"] for r in rows])
             mib = median([r["bytes_written"] for r in rows]) / 2**20
@@ -280,9 +289,22 @@ def series_table(runs: list[dict], compacted: dict) -> str:
                 "yes" if all(r["same_contents"] for r in rows) else "NO",
             ])  # fmt: skip
     return markdown_table(
-        ["keys", "variant", "run s (median)", "run s (mean)", "model s (median)", "a / variant", "MiB written (median)",
-         "bytes vs a", "files written (median)", "maintenance commits (MiB)", "full scan s (median)",
-         "scan after the runs / compacted s", "same rows as a, every run"], lines)  # fmt: skip
+        ["keys", "variant", "run s (median)", "run s (mean)", "model s (median)", f"{base} / variant",
+         "MiB written (median)", f"bytes vs {base}", "files written (median)", "maintenance commits (MiB)",
+         "full scan s (median)", "scan after the runs / compacted s", f"same rows as {base}, every run"], lines)  # fmt: skip
+
+
+def growth_table(runs: list[dict]) -> str:
+    """The cost follows the change: per variant, its median run at each size against the smallest size's (the same
+    number of changed keys at every size, --changed-keys)."""
+    sizes = sorted({r["keys"] for r in runs})
+    lines = []
+    for v in [v for v in SERIES if any(r["variant"] == v for r in runs)]:
+        seconds = [median([r["seconds"] for r in runs if (r["keys"], r["variant"]) == (keys, v)]) for keys in sizes]
+        changed = [median([r["changed_keys"] for r in runs if (r["keys"], r["variant"]) == (keys, v)]) for keys in sizes]
+        lines.append([v, *(f"{s:.1f} s ({c:,.0f} changed)" for s, c in zip(seconds, changed)),
+                      f"{seconds[-1] / seconds[0]:.2f}x"])  # fmt: skip
+    return markdown_table(["variant", *(f"{keys:,} keys" for keys in sizes), f"{sizes[-1]:,} / {sizes[0]:,}"], lines)
 
 
 def sweep_table(runs: list[dict]) -> str:
@@ -305,7 +327,7 @@ def sweep_table(runs: list[dict]) -> str:
          "auto / better forced", "scan after, copy_on_write / merge_on_read s", "same rows"], lines)  # fmt: skip
 
 
-def chart(runs: list[dict], change: float, path: Path) -> None:
+def chart(runs: list[dict], change: str, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -314,12 +336,12 @@ def chart(runs: list[dict], change: float, path: Path) -> None:
     sizes = sorted({r["keys"] for r in runs})
     figure, axes = plt.subplots(len(sizes), 3, figsize=(14, 4 * len(sizes)), squeeze=False)
     for row, keys in zip(axes, sizes):
-        for variant in SERIES:
+        for variant in [v for v in SERIES if any(r["variant"] == v for r in runs)]:
             points = [r for r in runs if r["keys"] == keys and r["variant"] == variant]
             for axis, field, scale in zip(row, ("seconds", "bytes_written", "scan_seconds"), (1, 2**-20, 1)):
                 axis.plot([r["run"] for r in points], [r[field] * scale for r in points], marker=".", label=variant)
         for axis, label in zip(row, ("run, seconds", "MiB written by the write", "full scan after the run, seconds")):
-            axis.set(xlabel="run", ylabel=label, title=f"{keys:,} keys, {100 * change:g}% changed per run", yscale="log")
+            axis.set(xlabel="run", ylabel=label, title=f"{keys:,} keys, {change} changed per run", yscale="log")
             axis.grid(alpha=0.3)
         row[0].legend()
     figure.tight_layout()
@@ -333,6 +355,9 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     parser.add_argument("--members", type=int, default=10, help="K, 12 columns each")
     parser.add_argument("--runs", type=int, default=20, help="runs of the series (0: the auto sweep alone)")
     parser.add_argument("--change", type=float, default=0.01, help="share of the keys a run changes")
+    parser.add_argument("--changed-keys", type=int, default=None,
+                        help="keys a run changes, the same at every size (in place of --change)")
+    parser.add_argument("--variants", default="".join(SERIES), help="the series' variants, e.g. de")
     parser.add_argument("--fractions", type=float, nargs="*", default=[0.0001, 0.01, 0.1, 0.5])
     parser.add_argument("--sweep-keys", type=int, default=None, help="key count of the auto sweep (first --keys)")
     parser.add_argument("--repeats", type=int, default=3, help="repeats per fraction in the auto sweep")
@@ -351,15 +376,20 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
         create_inputs(spark, args.members)
         append_batch(spark, args.members, keys, 0, 1.0)
         if args.runs:
-            measured, compacted[keys] = series(spark, project, args.members, keys, args.runs, args.change)
+            change = args.changed_keys / keys if args.changed_keys else args.change
+            measured, compacted[keys] = series(spark, project, args.members, keys, args.runs, change, args.variants)
             runs += measured
         if keys == (args.sweep_keys or args.keys[0]) and args.fractions:
             swept += sweep(spark, project, args.members, keys, args.fractions, args.repeats, args.runs + 1)
     result = {"machine": machine(spark), "runs": runs, "compacted": compacted, "sweep": swept}
     if not args.smoke:
-        record(args.record_as, result, (series_table(runs, compacted) + "\n" if runs else "") + sweep_table(swept))
+        tables = [series_table(runs, compacted)] if runs else []
+        if runs and args.changed_keys and len(args.keys) > 1:
+            tables.append(growth_table(runs))
+        record(args.record_as, result, "\n".join([*tables, sweep_table(swept)] if swept else tables))
         if runs:
-            chart(runs, args.change, RESULTS / f"{args.record_as}.png")
+            per_run = f"{args.changed_keys:,} keys" if args.changed_keys else f"{100 * args.change:g}%"
+            chart(runs, per_run, RESULTS / f"{args.record_as}.png")
     return result
 
 

@@ -1,6 +1,6 @@
 {#- What `lakeplan explain` (plugins/dbt_lakeplan/explain_dbt.py) reads of one compiled model in its runtime context,
-    without writing: the statements Spark is to plan, the state verdict the next run would reach, and the real
-    layout of each keyed input. {statements, state, keyed_inputs}; `statements` none: plan the compiled code as it
+    without writing: the statements Spark is to plan, the state verdict the next run would reach (and whether it
+    finds nothing new to write), and the real layout of each keyed input. {statements, state, keyed_inputs}; `statements` none: plan the compiled code as it
     is (a partial-update target's compiled code is its write already). -#}
 {% macro lakeplan_explain_node() %}
     {%- set verdict = lakeplan.lakeplan_state_verdict(model) -%}
@@ -9,7 +9,8 @@
         'statements': lakeplan.lakeplan_explain_statements(),
         'state': {'action': verdict.action, 'message': verdict.get('message'), 'stored': stored.get('fingerprint'),
                   'exists': verdict.get('relation') is not none,
-                  'changes': verdict.get('changes', [])},
+                  'changes': verdict.get('changes', []),
+                  'nothing_new': lakeplan.lakeplan_new_rows_read().nothing_new},
         'keyed_inputs': lakeplan.lakeplan_explain_keyed_inputs(),
     }) }}
 {% endmacro %}

@@ -72,13 +72,10 @@
         {%- set cause = 'snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table ~ '` consumed, has expired'
             if expired else 'snapshots since the last write of `' ~ table ~ '` changed or removed rows ('
             ~ changed | join(', ') ~ ')' -%}
-        {%- do log('lakeplan: `' ~ model.name ~ '` reads all of ' ~ relation ~ ': ' ~ ('' if expired else 'its ')
-            ~ cause ~ ', which only a whole reading follows.', info=true) -%}
-        {#- new_rows: a target whose rule counts rows again stops if this member writes such a column, which the
-            write knows (lakeplan_stop_counting_again); the marker, read back by lakeplan_new_rows_read_whole, tells
-            it why the input is read whole -#}
-        {%- set why = '' if key else ' (' ~ ('expired' if expired else 'changed') ~ '): ' ~ cause -%}
-        {{ return('/* lakeplan new_rows reads all of ' ~ relation ~ why ~ ' */ ' ~ whole) }}
+        {#- the marker tells the write why the input is read whole (lakeplan_new_rows_read_whole): a target whose
+            rule counts rows again stops if a member that reads new_rows writes such a column; else the write logs it -#}
+        {{ return('/* lakeplan ' ~ ('changed_keys' if key else 'new_rows') ~ ' reads all of ' ~ relation ~ ' ('
+            ~ ('expired' if expired else 'changed') ~ '): ' ~ cause ~ ' */ ' ~ whole) }}
     {%- endif -%}
     {#- the names alone, from an empty result: a plain query, not dbt's adapter macro that describes the table -#}
     {%- set columns = run_query('select * from ' ~ relation ~ ' limit 0').column_names | list -%}
@@ -191,26 +188,59 @@
     {{ return(lineage) }}
 {% endmacro %}
 
-{#- The inputs a member's SQL `text` reads whole with new_rows, from the comments lakeplan_read_since_consumed puts
-    there: [(input, `expired` or `changed`, why)]. -#}
+{#- The inputs a model's (or member's) SQL `text` reads whole with new_rows or changed_keys, from the comments
+    lakeplan_read_since_consumed puts there: [(`new_rows` or `changed_keys`, input, `expired` or `changed`, why)]. -#}
 {% macro lakeplan_new_rows_read_whole(text) %}
-    {{ return(modules.re.findall('/\\* lakeplan new_rows reads all of (\\S+) \\((\\w+)\\): (.*?) \\*/', text)) }}
+    {{ return(modules.re.findall('/\\* lakeplan (new_rows|changed_keys) reads all of (\\S+) \\((\\w+)\\): (.*?) \\*/',
+        text)) }}
+{% endmacro %}
+
+{#- Logs each input the SQL `text` of `name` reads whole, and why: once its write goes on. -#}
+{% macro lakeplan_log_whole_reads(name, text) %}
+    {%- for reader, relation, kind, cause in lakeplan.lakeplan_new_rows_read_whole(text) -%}
+        {%- do log('lakeplan: `' ~ name ~ '` reads all of ' ~ relation ~ ': ' ~ ('its ' if kind == 'changed' else '')
+            ~ cause ~ ', which only a whole reading follows.', info=true) -%}
+    {%- endfor -%}
 {% endmacro %}
 
 {#- What the model being written consumes, {input: snapshot id}, read from the comments new_rows put in its SQL (its
-    own and its members'); `nothing_new`: every input read returned nothing new. -#}
+    own and its members'); `nothing_new`: a write would change nothing, for every table the model reads is read with
+    new_rows or changed_keys and has no snapshot its last write did not consume. A table read only whole has no such
+    record, so a model that reads one is always written. -#}
 {% macro lakeplan_new_rows_read() %}
-    {%- set texts = [compiled_code or ''] + (model.extra_ctes or []) | map(attribute='sql') | list -%}
-    {%- set read = {} -%}
-    {%- set fresh = [] -%}
-    {%- for text in texts -%}
-        {%- for input, current, consumed in modules.re.findall(
-            '/\\* lakeplan new_rows: (\\S+) at (\\S+) after (\\S+) \\*/', text) if current != 'None' -%}
-            {%- do read.update({input: current | int}) -%}
-            {%- if current != consumed -%}{%- do fresh.append(input) -%}{%- endif -%}
-        {%- endfor -%}
+    {%- set read, unchanged = {}, [] -%}
+    {%- for input, current, consumed in modules.re.findall('/\\* lakeplan new_rows: (\\S+) at (\\S+) after (\\S+) \\*/',
+        lakeplan.lakeplan_compiled_sql()) if current != 'None' -%}
+        {%- do read.update({input: current | int}) -%}
+        {%- if current == consumed -%}{%- do unchanged.append(lakeplan.lakeplan_relation_name(input)) -%}{%- endif -%}
     {%- endfor -%}
-    {{ return({'inputs': read, 'nothing_new': read and not fresh}) }}
+    {%- set tables = lakeplan.lakeplan_tables_read(model) -%}
+    {{ return({'inputs': read, 'nothing_new': tables | length > 0 and tables | reject('in', unchanged) | list == []}) }}
+{% endmacro %}
+
+{#- The SQL the model being compiled reads: its own and that of the ephemeral models (members) it wraps. -#}
+{% macro lakeplan_compiled_sql() %}
+    {{ return(([compiled_code or ''] + (model.extra_ctes or []) | map(attribute='sql') | list) | join('\n')) }}
+{% endmacro %}
+
+{#- The tables and views `node` reads (its refs and sources), through the ephemeral models it reads (a partial-update
+    target's members are ephemeral), each as lakeplan_relation_name gives it. -#}
+{% macro lakeplan_tables_read(node) %}
+    {%- set tables = [] -%}
+    {%- for unique_id in node.depends_on.nodes -%}
+        {%- set read = graph.nodes.get(unique_id) or graph.sources.get(unique_id) -%}
+        {%- if read and read.resource_type == 'model' and read.config.materialized == 'ephemeral' -%}
+            {%- do tables.extend(lakeplan.lakeplan_tables_read(read)) -%}
+        {%- else -%}
+            {%- do tables.append(lakeplan.lakeplan_relation_name(read.relation_name if read else unique_id)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(tables) }}
+{% endmacro %}
+
+{#- `relation` (a relation or its name) as `schema.identifier`, unquoted and in lower case, to compare names. -#}
+{% macro lakeplan_relation_name(relation) %}
+    {{ return((relation | string).replace('`', '') | lower) }}
 {% endmacro %}
 
 {#- The statements around a write into the existing `relation` that record what it consumed: one before it (pending,

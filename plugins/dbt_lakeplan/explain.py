@@ -244,5 +244,7 @@ def state_report(verdict: dict[str, Any] | None, current: dict[str, Any] | None)
     action = verdict.get("action", "none")
     stored = verdict.get("stored")
     next_run = "create" if stored is None and action == "none" and not verdict.get("exists") else NEXT_RUN[action]
+    if next_run == "run" and verdict.get("nothing_new"):  # every input it reads with new_rows gained nothing
+        next_run = "nothing new"
     return {"fingerprint": current.get("fingerprint"), "stored": stored, "verdict": action, "next_run": next_run,
             "changed": list(verdict.get("changes") or []), "message": verdict.get("message")}  # fmt: skip

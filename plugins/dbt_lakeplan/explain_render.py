@@ -11,7 +11,8 @@ from typing import Any
 JSON_FILE = "lakeplan_explain.json"
 HTML_FILE = "lakeplan_explain.html"
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948", "#76b7b2", "#ff9da7", "#9c755f")
-NEXT_RUN_COLOURS = {"run": "#2e7d32", "create": "#607d8b", "accept": "#1565c0", "rebuild": "#ef6c00", "refuse": "#c62828"}
+NEXT_RUN_COLOURS = {"run": "#2e7d32", "nothing new": "#9e9e9e", "create": "#607d8b", "accept": "#1565c0",
+                    "rebuild": "#ef6c00", "refuse": "#c62828"}
 
 
 def _short(uid: str) -> str:

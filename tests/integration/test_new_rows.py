@@ -129,6 +129,8 @@ def test_new_rows_apply_each_row_once(project, spark):
     project.run("compile", "-s", "totals")  # what `dbt run` would send now: no write
     compiled = (project.path / "target" / "compiled" / "lakeplan" / "models" / "totals.sql").read_text()
     assert "nothing new to write" in compiled and "merge into" not in compiled.lower()
+    code, _, models = explain(project, "--select", "totals")
+    assert code == 0 and models["totals"]["state"]["next_run"] == "nothing new"
 
     add_orders(spark, (6, 20, -1))  # the upsert's changelog deletes order 6 (never inserted) and keeps the rest
     project.run("run", "-s", "current")
@@ -424,3 +426,37 @@ def test_a_rule_that_counts_rows_again_stops_where_the_input_changed_or_expired(
             "lakeplan_new_rows_tally.orders (its expire_snapshots retention) longer than the time between two runs "
             "of `tallies`.") in log
     assert table_rows(spark, f"{schema}.tallies") == [(10, 2, "gold")]
+
+
+def test_a_model_that_also_reads_a_table_whole_is_written_when_only_that_table_changed(make_project, spark):
+    """A write is skipped as `nothing new` only when every table the model reads (through its members) is read with
+    new_rows and gained nothing: a model that also reads a table whole takes that table's new rows."""
+    schema = "lakeplan_new_rows_union"
+    union = (f"select COLUMNS from {NEW.replace('raw', 'mixed')} "
+             "union all select COLUMNS from {{ source('mixed', 'corrections') }}")  # fmt: skip
+    dbt = make_project("new_rows_union", {
+        "models/sources.yml": f"""
+version: 2
+sources: [{{name: mixed, schema: {schema}, tables: [{{name: orders}}, {{name: corrections}}]}}]
+models:
+  - name: last_amounts
+    config: {{unique_key: customer}}
+    columns: [{{name: customer, data_type: int}}, {{name: last_amount, data_type: bigint}}]
+""",
+        "models/last_amounts.sql": "{{ partial_update_target() }}",
+        "models/amounts.sql": "{{ config(partial_update_target='last_amounts') }}\n"
+        + union.replace("COLUMNS", "customer, amount as last_amount"),
+        "models/current.sql": "{{ config(materialized='upsert', unique_key='id') }}\n"
+        + union.replace("COLUMNS", "id, customer, amount, '+I' as _op"),
+    })  # fmt: skip
+    spark.sql(f"create schema if not exists {schema}")
+    for table in ("orders", "corrections"):
+        spark.sql(f"create table {schema}.{table} (id int, customer int, amount bigint) using iceberg")
+    spark.sql(f"insert into {schema}.orders values (1, 10, 5)")
+    spark.sql(f"insert into {schema}.corrections values (100, 50, 9)")
+    dbt.run("run")
+    spark.sql(f"insert into {schema}.corrections values (101, 60, 4)")  # only the table read whole gains a row
+    dbt.run("run")
+    assert "NOTHING NEW" not in dbt.shown
+    assert table_rows(spark, f"{schema}.last_amounts") == [(10, 5), (50, 9), (60, 4)]
+    assert table_rows(spark, f"{schema}.current") == [(1, 10, 5), (100, 50, 9), (101, 60, 4)]

@@ -1,6 +1,6 @@
 """The pure parts of `lakeplan explain`: statements, Exchange causes, write groups, how a change lands, change classes."""
 
-from dbt_lakeplan.explain import change_report, exchanges, moved_tables, statement, write_groups
+from dbt_lakeplan.explain import change_report, exchanges, moved_tables, state_report, statement, write_groups
 from dbt_lakeplan.explain_state import classify, compare_manifests
 
 PLAN = """== Physical Plan ==
@@ -95,3 +95,13 @@ def test_how_a_change_lands_and_what_each_input_read_with_new_rows_gives():
                                          "share_from": "merge_on_read_max_share"}}, "select 1") == {
         "change_mode": "copy_on_write", "lands": "copy_on_write", "reads": {}, "maintenance": None}
     assert change_report({}, sql) is None  # a model without a MERGE
+
+
+def test_the_next_run_follows_the_state_verdict_and_whether_anything_is_new():
+    def next_run(**verdict):
+        return state_report({"action": "none", "stored": "f", "exists": True, **verdict}, {"fingerprint": "f"})["next_run"]
+
+    assert next_run(stored=None, exists=False) == "create"
+    assert next_run() == "run" and next_run(action="evolve") == "run"
+    assert next_run(nothing_new=True) == "nothing new"  # every input read with new_rows gained nothing
+    assert next_run(action="rebuild", nothing_new=True) == "rebuild"  # a rebuild reads everything

@@ -48,7 +48,7 @@
     {%- endfor -%}
     {%- do lakeplan.lakeplan_validate_partial_update_overlaps(write_groups, spec) -%}
     {%- do lakeplan.lakeplan_validate_tombstone_sequence(write_groups, spec) -%}
-    {%- do lakeplan.lakeplan_stop_counting_again(write_groups, spec) -%}
+    {%- do lakeplan.lakeplan_check_whole_reads(write_groups, spec) -%}
     {%- set creates = existing is none or existing.is_view or lakeplan.should_full_refresh() -%}
     {#- the table is created with the declared types and every member value is cast to them (checked above): an
         enforced contract adds that a kept table holds those types (its error first: it names the contract), or

@@ -62,14 +62,8 @@
             ~ '): not written\nselect 0 as lakeplan_rows', 'unwritten': 'ALREADY APPLIED'}]) }}
     {%- endif -%}
     {%- set read = lakeplan.lakeplan_new_rows_read() -%}
-    {%- set every_member_reads_new_rows = [] -%}
-    {%- for write_group in write_groups -%}
-        {%- for member in write_group.members -%}
-            {%- do every_member_reads_new_rows.append('/* lakeplan new_rows: ' in member.ctes | join('\n')) -%}
-        {%- endfor -%}
-    {%- endfor -%}
     {#- `dbt compile` shows the same skip: what `dbt run` would send now -#}
-    {%- if not creates and read.nothing_new and false not in every_member_reads_new_rows -%}
+    {%- if not creates and read.nothing_new -%}
         {%- do log('lakeplan: `' ~ spec.model ~ '`: its members read nothing new since its last write ('
             ~ read.inputs | dictsort | map('join', ' at ') | join(', ') ~ '), so nothing was written.', info=record) -%}
         {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ': nothing new to write\nselect 0 as lakeplan_rows',

@@ -176,23 +176,26 @@
 
 {#- A member that reads new_rows of an input whole (its rows changed, or the snapshot the last write consumed
     expired) would send rows the target already holds: where the member writes a column whose rule counts them again,
-    the write stops with the fix before anything is written. -#}
-{% macro lakeplan_stop_counting_again(write_groups, spec) %}
-    {%- for write_group in write_groups -%}
-        {%- for member in write_group.members -%}
-            {%- set counted = lakeplan.lakeplan_counted_columns(spec, member.written | map('lower') | list) -%}
-            {%- for relation, kind, cause in lakeplan.lakeplan_new_rows_read_whole(member.ctes | join('\n'))
-                if counted -%}
-                {%- set keep = ', and keep the snapshots of ' ~ relation ~ ' (its expire_snapshots retention) longer '
-                    ~ 'than the time between two runs of `' ~ spec.model ~ '`.' if kind == 'expired'
-                    else ', or append to ' ~ relation ~ ' instead of changing its rows.' -%}
-                {%- do exceptions.raise_compiler_error('`' ~ member.config.name ~ '` reads new_rows(' ~ relation ~ '), '
-                    ~ ('but ' ~ cause ~ ', so what is new since cannot be told' if kind == 'expired'
-                    else 'whose ' ~ cause) ~ ': `' ~ spec.model ~ '` adds up what `' ~ member.config.name
-                    ~ '` sends (' ~ counted | join(', ') ~ '), and reading the input whole would count its rows again. `'
-                    ~ spec.model ~ '` is unchanged. Fix: rebuild it with `dbt run -s ' ~ spec.model ~ ' --full-refresh`'
-                    ~ keep) -%}
-            {%- endfor -%}
+    the write stops with the fix before anything is written. Otherwise the write goes on, and each whole reading is
+    logged. -#}
+{% macro lakeplan_check_whole_reads(write_groups, spec) %}
+    {%- set members = write_groups | map(attribute='members') | sum(start=[]) -%}
+    {%- for member in members -%}
+        {%- set counted = lakeplan.lakeplan_counted_columns(spec, member.written | map('lower') | list) -%}
+        {%- for reader, relation, kind, cause in lakeplan.lakeplan_new_rows_read_whole(member.ctes | join('\n'))
+            if counted and reader == 'new_rows' -%}
+            {%- set keep = ', and keep the snapshots of ' ~ relation ~ ' (its expire_snapshots retention) longer '
+                ~ 'than the time between two runs of `' ~ spec.model ~ '`.' if kind == 'expired'
+                else ', or append to ' ~ relation ~ ' instead of changing its rows.' -%}
+            {%- do exceptions.raise_compiler_error('`' ~ member.config.name ~ '` reads new_rows(' ~ relation ~ '), '
+                ~ ('but ' ~ cause ~ ', so what is new since cannot be told' if kind == 'expired'
+                else 'whose ' ~ cause) ~ ': `' ~ spec.model ~ '` adds up what `' ~ member.config.name
+                ~ '` sends (' ~ counted | join(', ') ~ '), and reading the input whole would count its rows again. `'
+                ~ spec.model ~ '` is unchanged. Fix: rebuild it with `dbt run -s ' ~ spec.model ~ ' --full-refresh`'
+                ~ keep) -%}
         {%- endfor -%}
+    {%- endfor -%}
+    {%- for member in members -%}
+        {%- do lakeplan.lakeplan_log_whole_reads(member.config.name, member.ctes | join('\n')) -%}
     {%- endfor -%}
 {% endmacro %}

@@ -62,6 +62,7 @@
             ~ 'written.', info=true) -%}
         {%- do lakeplan.lakeplan_main_without_write('select 0 as lakeplan_rows', 'NOTHING NEW') -%}
     {%- else -%}
+        {%- do lakeplan.lakeplan_log_whole_reads(model.name, lakeplan.lakeplan_compiled_sql()) -%}
         {%- set consumed = lakeplan.lakeplan_consumed_sql(target_relation, new_rows_read) -%}
         {%- for statement in consumed.before -%}{%- do lakeplan.lakeplan_execute(statement) -%}{%- endfor -%}
         {%- set change = lakeplan.lakeplan_change_mode(target_relation, 'select 1 from ' ~ changes_relation) -%}
