@@ -364,8 +364,9 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     parser.add_argument("--record-as", default="small_updates")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, nothing recorded")
     args = parser.parse_args(argv)
-    if args.smoke:
+    if args.smoke:  # two sizes where the same number of keys changes at each
         args.keys, args.members, args.runs, args.change, args.fractions = [2000], 2, 1, 0.02, []
+        args.keys = [2000, 4000] if args.changed_keys else [2000]
     spark = spark or spark_session()
     project = write_project(args.members)
     from common import dbt
@@ -381,16 +382,17 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
             runs += measured
         if keys == (args.sweep_keys or args.keys[0]) and args.fractions:
             swept += sweep(spark, project, args.members, keys, args.fractions, args.repeats, args.runs + 1)
+    tables = [series_table(runs, compacted)] if runs else []
+    if runs and args.changed_keys and len(args.keys) > 1:
+        tables.append(growth_table(runs))
+    summary = "\n".join([*tables, sweep_table(swept)] if swept else tables)
     result = {"machine": machine(spark), "runs": runs, "compacted": compacted, "sweep": swept}
     if not args.smoke:
-        tables = [series_table(runs, compacted)] if runs else []
-        if runs and args.changed_keys and len(args.keys) > 1:
-            tables.append(growth_table(runs))
-        record(args.record_as, result, "\n".join([*tables, sweep_table(swept)] if swept else tables))
+        record(args.record_as, result, summary)
         if runs:
             per_run = f"{args.changed_keys:,} keys" if args.changed_keys else f"{100 * args.change:g}%"
             chart(runs, per_run, RESULTS / f"{args.record_as}.png")
-    return result
+    return {**result, "summary": summary}
 
 
 if __name__ == "__main__":

@@ -413,6 +413,7 @@ def test_a_rule_that_counts_rows_again_stops_where_the_input_changed_or_expired(
             "changed or removed rows (overwrite ") in log
     assert ("`tallies` adds up what `seen` sends (`seen` (count)), and reading the input whole would count its rows "
             "again. `tallies` is unchanged. Fix: rebuild it with `dbt run -s tallies --full-refresh`, or append to") in log
+    assert "`seen` reads all of" not in project.shown  # a whole reading is told only where the write goes on
     assert table_rows(spark, f"{schema}.tallies") == [(10, 2, "gold")]
 
     project.run("run", "--full-refresh")
