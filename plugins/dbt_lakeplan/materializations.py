@@ -20,8 +20,6 @@ class Materialization(Kind):
     name: str
     keeps_rows: bool = described("its table keeps rows between runs: a member (written only through its target) "
                                  "cannot be one", False)  # fmt: skip
-    inlined: bool = described("dbt inlines it into its consumers as a CTE: it has no relation, and its consumers "
-                              "carry its logic", False)  # fmt: skip
     no_table: bool = described("its relation is no table (a view, or none): it has no snapshots `new_rows` could read",
                                False)  # fmt: skip
 
@@ -58,5 +56,5 @@ def node_kind(name: str | None, member: bool) -> Kind:
     """A model's `kind` in its plan: a partial-update member (config `partial_update_target`) is a member and
     nothing else, as it becomes an ephemeral input of its target; any other model is what its materialization is."""
     if member:
-        return Kind(member=True)
+        return Kind(member=True, inlined=True)
     return Kind(**materialization(name).model_dump(include=set(Kind.model_fields)))

@@ -154,6 +154,8 @@ class Kind(Frozen):
     changelog: bool = described("it applies a changelog by key (`op_column`, `sequence_by`, tombstones) and records "
                                 "what its write consumed", False)  # fmt: skip
     target: bool = described("a partial-update target: written by its members, one statement per write group", False)
+    inlined: bool = described("dbt inlines it into its consumers as a CTE (an ephemeral model, or a member into its "
+                              "target): it has no relation, and its consumers carry its logic", False)  # fmt: skip
 
 
 class MemberOf(Frozen):

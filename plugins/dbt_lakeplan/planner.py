@@ -249,10 +249,17 @@ def _check_data_types(node, kind: str, found: list[str]) -> None:
     for column_name, column in node.columns.items():
         reason = type_problem(column.data_type) if column.data_type else None
         if reason:
+            # `{name: a, data_type: decimal(18,2)}`: YAML's flow mapping ends the value at the comma, and the rest
+            # (`2)`) becomes a key of its own without a value
+            rest = [key for key, value in column._extra.items() if value is None]
+            meant = ",".join([column.data_type, *rest])
+            fix = (f"quote the type, `data_type: '{meant}'`: in a YAML flow mapping (`{{name: ..., data_type: ...}}`) a "
+                   "comma ends the value" if rest and type_problem(meant) is None
+                   else "use a type Spark parses, such as bigint, int, double, decimal(10,2), string, boolean, date, "
+                   "timestamp, array<string>, map<string,int> or struct<a:int,b:string>")  # fmt: skip
             found.append(
                 f"Column `{column_name}` of {kind} `{node.name}` has data_type `{column.data_type}`, which is no Spark "
-                f"type ({reason}). Fix: use a type Spark parses, such as bigint, int, double, decimal(10,2), string, "
-                "boolean, date, timestamp, array<string>, map<string,int> or struct<a:int,b:string>."
+                f"type ({reason}). Fix: {fix}."
             )
 
 

@@ -91,11 +91,18 @@ def test_a_key_whose_type_changed_is_named_before_anything_is_written(make_proje
     ({"models/plain.sql": "{{ config(materialized='table', contract={'enforced': true}) }}\nselect 1 as id",
       "models/plain.yml": "version: 2\nmodels:\n  - name: plain\n    columns:\n      - {name: id, data_type: 'array<int'}\n"},
      "Column `id` of model `plain` has data_type `array<int`, which is no Spark type (`>` expected at the end)"),
-], ids=["target_column", "contract_column"])  # fmt: skip
+    ({**WIDE, "models/m1.sql": member("wide", "select 1 as id"), "models/wide.yml": (  # unquoted in a flow mapping
+        "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: id}\n    columns:\n"
+        "      - {name: id, data_type: bigint}\n      - {name: a, data_type: decimal(18,2)}\n"
+        "      - {name: b, data_type: 'map<string,int>'}\n")},
+     "Column `a` of partial-update target `wide` has data_type `decimal(18`, which is no Spark type (`)` expected at "
+     "the end). Fix: quote the type, `data_type: 'decimal(18,2)'`: in a YAML flow mapping (`{name: ..., data_type: "
+     "...}`) a comma ends the value."),
+], ids=["target_column", "contract_column", "flow_mapping"])  # fmt: skip
 def test_a_data_type_spark_cannot_parse_stops_the_parse(make_project, spark, files, message):
     project = make_project("named_data_type", files)
     log = project.fail("parse")
-    assert message in log and "Fix: use a type Spark parses" in log
+    assert message in log and ("Fix: use a type Spark parses" in log or "Fix: quote the type" in log)
 
 
 DUPLICATE = "`id` and `Id` are one column, as Spark ignores case in column names; list each column once"

@@ -36,11 +36,15 @@ def test_a_materialization_lakeplan_does_not_know_is_none_of_the_kinds(name):
 
 def test_a_models_kind_is_its_materializations_and_a_member_is_only_a_member():
     assert node_kind("incremental", member=False).model_dump() == {
-        "member": False, "stateful": True, "table": True, "merged": False, "changelog": False, "target": False}
+        "member": False, "stateful": True, "table": True, "merged": False, "changelog": False, "target": False,
+        "inlined": False}
     assert node_kind(UPSERT, member=False).model_dump() == {
-        "member": False, "stateful": True, "table": True, "merged": True, "changelog": True, "target": False}
+        "member": False, "stateful": True, "table": True, "merged": True, "changelog": True, "target": False,
+        "inlined": False}
     assert node_kind("table", member=True).model_dump() == {
-        "member": True, "stateful": False, "table": False, "merged": False, "changelog": False, "target": False}
+        "member": True, "stateful": False, "table": False, "merged": False, "changelog": False, "target": False,
+        "inlined": True}
+    assert node_kind("ephemeral", member=False).inlined and not node_kind("view", member=False).inlined
 
 
 def test_the_registry_is_frozen():
