@@ -51,6 +51,12 @@
     {%- set consumer = lakeplan.lakeplan_consumer() -%}
     {%- set consumed = none if flags.FULL_REFRESH or consumer is none
         else lakeplan.lakeplan_consumed(consumer).get(relation | string) -%}
+    {%- set lineage = since | map(attribute='id') | list -%}
+    {#- compactions (`replace`) move rows between files and add none: after only those, nothing is new -#}
+    {%- if consumed in lineage and since[lineage.index(consumed) + 1:] | rejectattr('operation', 'equalto', 'replace')
+        | list == [] -%}
+        {%- set consumed = current -%}
+    {%- endif -%}
     {%- set marker = '/* lakeplan new_rows: ' ~ relation ~ ' at ' ~ current ~ ' after ' ~ consumed ~ ' */ ' -%}
     {%- set whole = marker ~ '(' ~ (keys_of or 'select * from ') ~ relation ~ ')' -%}
     {%- if current is none or consumed == current -%}
@@ -58,7 +64,6 @@
     {%- elif consumed is none -%}
         {{ return(whole) }}
     {%- endif -%}
-    {%- set lineage = since | map(attribute='id') | list -%}
     {%- set changed = [] -%}
     {%- set expired = consumed not in lineage -%}
     {%- if not expired and not key -%}

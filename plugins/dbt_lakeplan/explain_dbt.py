@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -102,12 +103,27 @@ def _compile(options: Options, manifest, live: dict[str, Any]) -> dict[str, Any]
         uid = _failed_model(result.exception, manifest)
         if uid is None or uid in failed:
             raise ExplainError(_sentence(result.exception))
-        failed[uid] = (manifest.nodes[uid], _sentence(result.exception))
+        for one in [uid, *_inlined_into(uid, manifest)]:  # an inlined model fails the models that inline it
+            failed[one] = (manifest.nodes[one], _sentence(result.exception))
+    if failed:
+        # dbt leaves the thread pool of a compile it aborted to the garbage collector: collected at exit, when its
+        # pipe is closed, it prints a traceback (OSError: Bad file descriptor); now it closes quietly
+        gc.collect()
     compiled = dict(failed)
     for one in result.result.results:
         if one.node.resource_type == "model":
             compiled[one.node.unique_id] = (one.node, None if str(one.status) == "success" else _sentence(one.message))
     return compiled
+
+
+def _inlined_into(uid: str, manifest) -> list[str]:
+    """The models whose SQL carries `uid`'s, where it is inlined (an ephemeral model, a member): its consumers, and
+    theirs where they are inlined too."""
+    if not is_inlined(manifest.nodes[uid].config.materialized):
+        return []
+    consumers = [other for other, node in manifest.nodes.items() if uid in getattr(node.depends_on, "nodes", [])
+                 and node.resource_type == "model"]  # fmt: skip
+    return [c for consumer in consumers for c in [consumer, *_inlined_into(consumer, manifest)]]
 
 
 def _failed_model(error: Any, manifest) -> str | None:

@@ -253,10 +253,12 @@ def _check_data_types(node, kind: str, found: list[str]) -> None:
             # (`2)`) becomes a key of its own without a value
             rest = [key for key, value in column._extra.items() if value is None]
             meant = ",".join([column.data_type, *rest])
-            fix = (f"quote the type, `data_type: '{meant}'`: in a YAML flow mapping (`{{name: ..., data_type: ...}}`) a "
-                   "comma ends the value" if rest and type_problem(meant) is None
-                   else "use a type Spark parses, such as bigint, int, double, decimal(10,2), string, boolean, date, "
-                   "timestamp, array<string>, map<string,int> or struct<a:int,b:string>")  # fmt: skip
+            fix = ("use a type Spark parses, such as bigint, int, double, decimal(10,2), string, boolean, date, "
+                   "timestamp, array<string>, map<string,int> or struct<a:int,b:string>")
+            if rest:
+                quote = (f"quote the type, `data_type: '{meant}'`: in a YAML flow mapping (`{{name: ..., data_type: "
+                         "...}`) a comma ends the value")  # fmt: skip
+                fix = f"{quote}, and {fix}" if type_problem(meant) else quote
             found.append(
                 f"Column `{column_name}` of {kind} `{node.name}` has data_type `{column.data_type}`, which is no Spark "
                 f"type ({reason}). Fix: {fix}."

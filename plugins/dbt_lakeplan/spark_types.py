@@ -3,6 +3,7 @@ them at parse time, and the plan hands them to the macros, which check members' 
 
 from __future__ import annotations
 
+import difflib
 import re
 
 FAMILIES = {
@@ -190,7 +191,8 @@ def _primitive(tokens: list[str], position: int) -> int:
     if name in ("array", "map", "struct"):
         raise SparkTypeError(f"`{name}` needs its element types in `<...>`")
     if name not in PRIMITIVES:
-        raise SparkTypeError(f"`{tokens[position]}` is no Spark type")
+        close = difflib.get_close_matches(name, [*PRIMITIVES, "array", "map", "struct"], n=1, cutoff=0.75)
+        raise SparkTypeError(f"`{tokens[position]}` is no Spark type" + (f"; did you mean {close[0]}?" if close else ""))
     position += 1
     parameters = []
     if position < len(tokens) and tokens[position] == "(":

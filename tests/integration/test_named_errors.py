@@ -98,7 +98,13 @@ def test_a_key_whose_type_changed_is_named_before_anything_is_written(make_proje
      "Column `a` of partial-update target `wide` has data_type `decimal(18`, which is no Spark type (`)` expected at "
      "the end). Fix: quote the type, `data_type: 'decimal(18,2)'`: in a YAML flow mapping (`{name: ..., data_type: "
      "...}`) a comma ends the value."),
-], ids=["target_column", "contract_column", "flow_mapping"])  # fmt: skip
+    ({**WIDE, "models/m1.sql": member("wide", "select 1 as id"), "models/wide.yml": (  # cut, and misspelt
+        "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: id}\n    columns:\n"
+        "      - {name: id, data_type: bigint}\n      - {name: a, data_type: decimall(5,2)}\n")},
+     "has data_type `decimall(5`, which is no Spark type (`decimall` is no Spark type; did you mean decimal?). Fix: "
+     "quote the type, `data_type: 'decimall(5,2)'`: in a YAML flow mapping (`{name: ..., data_type: ...}`) a comma "
+     "ends the value, and use a type Spark parses"),
+], ids=["target_column", "contract_column", "flow_mapping", "flow_mapping_misspelt"])  # fmt: skip
 def test_a_data_type_spark_cannot_parse_stops_the_parse(make_project, spark, files, message):
     project = make_project("named_data_type", files)
     log = project.fail("parse")

@@ -129,6 +129,10 @@ def test_new_rows_apply_each_row_once(project, spark):
     project.run("compile", "-s", "totals")  # what `dbt run` would send now: no write
     compiled = (project.path / "target" / "compiled" / "lakeplan" / "models" / "totals.sql").read_text()
     assert "nothing new to write" in compiled and "merge into" not in compiled.lower()
+    spark.sql(f"call system.rewrite_data_files(table => '{ORDERS}', options => map('rewrite-all', 'true'))")
+    project.run("run", "-s", "totals", "current")  # a compaction of the input moves its rows and adds none
+    assert re.sub(r"\x1b\[\d+m", "", project.shown).count("[NOTHING NEW in ") == 2, project.shown
+    assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
     code, _, models = explain(project, "--select", "totals")
     assert code == 0 and models["totals"]["state"]["next_run"] == "nothing new"
 
@@ -461,3 +465,26 @@ models:
     assert "NOTHING NEW" not in dbt.shown
     assert table_rows(spark, f"{schema}.last_amounts") == [(10, 5), (50, 9), (60, 4)]
     assert table_rows(spark, f"{schema}.current") == [(1, 10, 5), (100, 50, 9), (101, 60, 4)]
+
+
+def test_explain_reports_a_target_whose_member_cannot_compile_and_explains_the_rest(make_project, spark):
+    """A member is inlined into its target: its compile error is the target's, and the other models are explained."""
+    schema = "lakeplan_new_rows_missing"
+    project = make_project("new_rows_missing", {
+        "models/sources.yml": f"""
+version: 2
+sources: [{{name: raw, schema: {schema}, tables: [{{name: gone}}]}}]
+models:
+  - name: wide
+    config: {{unique_key: id}}
+    columns: [{{name: id, data_type: int}}, {{name: v, data_type: int}}]
+""",
+        "models/wide.sql": "{{ partial_update_target() }}",
+        "models/m.sql": "{{ config(partial_update_target='wide') }}\n"
+                        "select id, v from {{ lakeplan.new_rows(source('raw', 'gone')) }}",
+        "models/plain.sql": "{{ config(materialized='table') }}\nselect 1 as id",
+    })  # fmt: skip
+    spark.sql(f"create schema if not exists {schema}")
+    code, _, models = explain(project)
+    assert code == 1 and models["plain"]["error"] is None  # explained
+    assert f"`m` reads new_rows({schema}.gone), which does not exist" in models["wide"]["error"]

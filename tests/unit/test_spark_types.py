@@ -23,7 +23,8 @@ def test_every_form_of_sparks_type_grammar_parses(data_type):
 
 @pytest.mark.parametrize("data_type, reason", [
     ("decimal(38,6", "`)` expected at the end"),
-    ("decimall(5,2)", "`decimall` is no Spark type"),
+    ("decimall(5,2)", "`decimall` is no Spark type; did you mean decimal?"),
+    ("strin", "`strin` is no Spark type; did you mean string?"),
     ("array<int", "`>` expected at the end"),
     ("int)", "`)` follows a complete type"),
     ("bigint bigint", "`bigint` follows a complete type"),
