@@ -223,6 +223,13 @@
     {{ return({'inputs': read, 'nothing_new': tables | length > 0 and tables | reject('in', unchanged) | list == []}) }}
 {% endmacro %}
 
+{#- The log line of a write skipped because `read` (lakeplan_new_rows_read) found nothing new; `reader`: what read
+    it (`its members read`, `its query reads`). -#}
+{% macro lakeplan_log_nothing_new(read, reader, info=true) %}
+    {%- do log('lakeplan: `' ~ model.name ~ '`: ' ~ reader ~ ' nothing new since its last write ('
+        ~ read.inputs | dictsort | map('join', ' at ') | join(', ') ~ '), so nothing was written.', info=info) -%}
+{% endmacro %}
+
 {#- The SQL the model being compiled reads: its own and that of the ephemeral models (members) it wraps. -#}
 {% macro lakeplan_compiled_sql() %}
     {{ return(([compiled_code or ''] + (model.extra_ctes or []) | map(attribute='sql') | list) | join('\n')) }}

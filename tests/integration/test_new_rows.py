@@ -125,6 +125,7 @@ def test_new_rows_apply_each_row_once(project, spark):
     shown = re.sub(r"\x1b\[\d+m", "", project.shown)  # dbt's result line, uncoloured: not `[OK in ...]`
     assert re.search(r"partial_update model lakeplan_new_rows\.totals \.* \[NOTHING NEW in ", shown), shown
     assert re.search(r"upsert model lakeplan_new_rows\.current \.* \[NOTHING NEW in ", shown)
+    assert f"`current`: its query reads nothing new since its last write ({ORDERS} at " in project.shown
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
     project.run("compile", "-s", "totals")  # what `dbt run` would send now: no write
     compiled = (project.path / "target" / "compiled" / "lakeplan" / "models" / "totals.sql").read_text()

@@ -64,8 +64,7 @@
     {%- set read = lakeplan.lakeplan_new_rows_read() -%}
     {#- `dbt compile` shows the same skip: what `dbt run` would send now -#}
     {%- if not creates and read.nothing_new -%}
-        {%- do log('lakeplan: `' ~ spec.model ~ '`: its members read nothing new since its last write ('
-            ~ read.inputs | dictsort | map('join', ' at ') | join(', ') ~ '), so nothing was written.', info=record) -%}
+        {%- do lakeplan.lakeplan_log_nothing_new(read, 'its members read', info=record) -%}
         {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ': nothing new to write\nselect 0 as lakeplan_rows',
             'unwritten': 'NOTHING NEW'}]) }}
     {%- endif -%}

@@ -58,8 +58,7 @@
             {{- create_table_as(False, target_relation, initial_rows) }}
         {%- endcall -%}
     {%- elif new_rows_read.nothing_new -%}
-        {%- do log('lakeplan: `' ~ model.name ~ '`: its query reads nothing new since its last write, so nothing was '
-            ~ 'written.', info=true) -%}
+        {%- do lakeplan.lakeplan_log_nothing_new(new_rows_read, 'its query reads') -%}
         {%- do lakeplan.lakeplan_main_without_write('select 0 as lakeplan_rows', 'NOTHING NEW') -%}
     {%- else -%}
         {%- do lakeplan.lakeplan_log_whole_reads(model.name, lakeplan.lakeplan_compiled_sql()) -%}
