@@ -1,7 +1,8 @@
 {#- What `lakeplan explain` (plugins/dbt_lakeplan/explain_dbt.py) reads of one compiled model in its runtime context,
     without writing: the statements Spark is to plan, the state verdict the next run would reach (and whether it
-    finds nothing new to write), and the real layout of each keyed input. {statements, state, keyed_inputs}; `statements` none: plan the compiled code as it
-    is (a partial-update target's compiled code is its write already). -#}
+    finds nothing new to write), and the real layout of each keyed input. {statements, state, keyed_inputs};
+    `statements` none: plan the compiled code as it is (a partial-update target's compiled code is its write
+    already). -#}
 {% macro lakeplan_explain_node() %}
     {%- set verdict = lakeplan.lakeplan_state_verdict(model) -%}
     {%- set stored = verdict.get('stored') or {} -%}
