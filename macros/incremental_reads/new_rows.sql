@@ -210,17 +210,24 @@
 
 {#- What the model being written consumes, {input: snapshot id}, read from the comments new_rows put in its SQL (its
     own and its members'); `nothing_new`: a write would change nothing, for every table the model reads is read with
-    new_rows or changed_keys and has no snapshot its last write did not consume. A table read only whole has no such
-    record, so a model that reads one is always written. -#}
+    new_rows or changed_keys and has no snapshot its last write did not consume; `quiet`: none it reads with those has,
+    but it also reads a table whole, which records nothing: its write changes nothing only if it sends no row
+    (lakeplan_sends_no_rows), as a join of no new rows with that table does, and a union with it does not. -#}
 {% macro lakeplan_new_rows_read() %}
-    {%- set read, unchanged = {}, [] -%}
+    {%- set read, unchanged, fresh = {}, [], [] -%}
     {%- for input, current, consumed in modules.re.findall('/\\* lakeplan new_rows: (\\S+) at (\\S+) after (\\S+) \\*/',
         lakeplan.lakeplan_compiled_sql()) if current != 'None' -%}
         {%- do read.update({input: current | int}) -%}
-        {%- if current == consumed -%}{%- do unchanged.append(lakeplan.lakeplan_relation_name(input)) -%}{%- endif -%}
+        {%- do (unchanged if current == consumed else fresh).append(lakeplan.lakeplan_relation_name(input)) -%}
     {%- endfor -%}
     {%- set tables = lakeplan.lakeplan_tables_read(model) -%}
-    {{ return({'inputs': read, 'nothing_new': tables | length > 0 and tables | reject('in', unchanged) | list == []}) }}
+    {{ return({'inputs': read, 'nothing_new': tables | length > 0 and tables | reject('in', unchanged) | list == [],
+        'quiet': read | length > 0 and fresh == []}) }}
+{% endmacro %}
+
+{#- Whether the query `sql` returns no row (it stops at the first). -#}
+{% macro lakeplan_sends_no_rows(sql) %}
+    {{ return(run_query('select 1 from (' ~ sql ~ ') as lakeplan_rows limit 1').rows | length == 0) }}
 {% endmacro %}
 
 {#- The log line of a write skipped because `read` (lakeplan_new_rows_read) found nothing new; `reader`: what read

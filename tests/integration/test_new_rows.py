@@ -436,10 +436,11 @@ def test_a_rule_that_counts_rows_again_stops_where_the_input_changed_or_expired(
 
 def test_a_model_that_also_reads_a_table_whole_is_written_when_only_that_table_changed(make_project, spark):
     """A write is skipped as `nothing new` only when every table the model reads (through its members) is read with
-    new_rows and gained nothing: a model that also reads a table whole takes that table's new rows."""
+    new_rows and gained nothing, or, where it also reads a table whole, when it then sends no row: a union with that
+    table takes its new rows, and a join of no new rows with it writes nothing."""
     schema = "lakeplan_new_rows_union"
-    union = (f"select COLUMNS from {NEW.replace('raw', 'mixed')} "
-             "union all select COLUMNS from {{ source('mixed', 'corrections') }}")  # fmt: skip
+    orders, corrections = NEW.replace("raw", "mixed"), "{{ source('mixed', 'corrections') }}"
+    union = f"select COLUMNS from {orders} union all select COLUMNS from {corrections}"
     dbt = make_project("new_rows_union", {
         "models/sources.yml": f"""
 version: 2
@@ -448,12 +449,18 @@ models:
   - name: last_amounts
     config: {{unique_key: customer}}
     columns: [{{name: customer, data_type: int}}, {{name: last_amount, data_type: bigint}}]
+  - name: corrected
+    config: {{unique_key: customer}}
+    columns: [{{name: customer, data_type: int}}, {{name: correction, data_type: bigint}}]
 """,
         "models/last_amounts.sql": "{{ partial_update_target() }}",
         "models/amounts.sql": "{{ config(partial_update_target='last_amounts') }}\n"
         + union.replace("COLUMNS", "customer, amount as last_amount"),
         "models/current.sql": "{{ config(materialized='upsert', unique_key='id') }}\n"
         + union.replace("COLUMNS", "id, customer, amount, '+I' as _op"),
+        "models/corrected.sql": "{{ partial_update_target() }}",
+        "models/corrections_of_new_orders.sql": "{{ config(partial_update_target='corrected') }}\n"
+        f"select o.customer, c.amount as correction from {orders} as o join {corrections} as c on c.id = o.id + 99",
     })  # fmt: skip
     spark.sql(f"create schema if not exists {schema}")
     for table in ("orders", "corrections"):
@@ -461,11 +468,15 @@ models:
     spark.sql(f"insert into {schema}.orders values (1, 10, 5)")
     spark.sql(f"insert into {schema}.corrections values (100, 50, 9)")
     dbt.run("run")
+    before = snapshots(spark, f"{schema}.corrected")
     spark.sql(f"insert into {schema}.corrections values (101, 60, 4)")  # only the table read whole gains a row
     dbt.run("run")
-    assert "NOTHING NEW" not in dbt.shown
+    shown = re.sub(r"\x1b\[\d+m", "", dbt.shown)
+    assert re.findall(r"model lakeplan_new_rows_union\.(\w+) \.* \[NOTHING NEW", shown) == ["corrected"]
+    assert snapshots(spark, f"{schema}.corrected") == before  # no new order to join: nothing written
     assert table_rows(spark, f"{schema}.last_amounts") == [(10, 5), (50, 9), (60, 4)]
     assert table_rows(spark, f"{schema}.current") == [(1, 10, 5), (100, 50, 9), (101, 60, 4)]
+    assert table_rows(spark, f"{schema}.corrected") == [(10, 9)]
 
 
 def test_explain_reports_a_target_whose_member_cannot_compile_and_explains_the_rest(make_project, spark):

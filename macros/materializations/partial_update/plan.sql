@@ -62,8 +62,10 @@
             ~ '): not written\nselect 0 as lakeplan_rows', 'unwritten': 'ALREADY APPLIED'}]) }}
     {%- endif -%}
     {%- set read = lakeplan.lakeplan_new_rows_read() -%}
+    {%- set views = write_groups | map(attribute='members') | sum(start=[]) | map(attribute='view') | list -%}
     {#- `dbt compile` shows the same skip: what `dbt run` would send now -#}
-    {%- if not creates and read.nothing_new -%}
+    {%- if not creates and (read.nothing_new
+        or read.quiet and lakeplan.lakeplan_sends_no_rows('select 1 from ' ~ views | join(' union all select 1 from '))) -%}
         {%- do lakeplan.lakeplan_log_nothing_new(read, 'its members read', info=record) -%}
         {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ': nothing new to write\nselect 0 as lakeplan_rows',
             'unwritten': 'NOTHING NEW'}]) }}

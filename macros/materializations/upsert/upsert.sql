@@ -57,7 +57,8 @@
             {{ lakeplan.lakeplan_commit_marker(target_relation) }}{{ lakeplan.lakeplan_upsert_label(spec) }}
             {{- create_table_as(False, target_relation, initial_rows) }}
         {%- endcall -%}
-    {%- elif new_rows_read.nothing_new -%}
+    {%- elif new_rows_read.nothing_new
+        or new_rows_read.quiet and lakeplan.lakeplan_sends_no_rows('select 1 from ' ~ changes_relation) -%}
         {%- do lakeplan.lakeplan_log_nothing_new(new_rows_read, 'its query reads') -%}
         {%- do lakeplan.lakeplan_main_without_write('select 0 as lakeplan_rows', 'NOTHING NEW') -%}
     {%- else -%}
