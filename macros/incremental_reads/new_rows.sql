@@ -52,9 +52,8 @@
     {%- set consumed = none if flags.FULL_REFRESH or consumer is none
         else lakeplan.lakeplan_consumed(consumer).get(relation | string) -%}
     {%- set lineage = since | map(attribute='id') | list -%}
-    {#- compactions (`replace`) move rows between files and add none: after only those, nothing is new -#}
-    {%- if consumed in lineage and since[lineage.index(consumed) + 1:] | rejectattr('operation', 'equalto', 'replace')
-        | list == [] -%}
+    {#- after only compactions and writes that matched nothing (lakeplan_lineage's `changes_rows`), nothing is new -#}
+    {%- if consumed in lineage and since[lineage.index(consumed) + 1:] | selectattr('changes_rows') | list == [] -%}
         {%- set consumed = current -%}
     {%- endif -%}
     {%- set marker = '/* lakeplan new_rows: ' ~ relation ~ ' at ' ~ current ~ ' after ' ~ consumed ~ ' */ ' -%}
@@ -68,7 +67,8 @@
     {%- set expired = consumed not in lineage -%}
     {%- if not expired and not key -%}
         {#- changed_keys reads deletes and updates from the changelog too; new_rows only appends -#}
-        {%- for snapshot in since[lineage.index(consumed) + 1:] if snapshot.operation not in ['append', 'replace'] -%}
+        {%- for snapshot in since[lineage.index(consumed) + 1:] if snapshot.changes_rows
+            and snapshot.operation != 'append' -%}
             {%- do changed.append(snapshot.operation ~ ' ' ~ snapshot.id) -%}
         {%- endfor -%}
     {%- endif -%}
@@ -170,15 +170,22 @@
     {{ return(head[0][0] | int if head else none) }}
 {% endmacro %}
 
-{#- The snapshots of `relation`'s current lineage, oldest first: [{id, operation, delete_files}], the last the one its
-    main branch is at ([] before its first write); `delete_files`: how many the table held at that snapshot. One
-    query: the table's snapshots with the head of `main`, whose parents, followed back, are the lineage. -#}
+{#- The snapshots of `relation`'s current lineage, oldest first: [{id, operation, delete_files, changes_rows}], the
+    last the one its main branch is at ([] before its first write); `delete_files`: how many the table held at that
+    snapshot; `changes_rows`: whether it added or removed a row. A compaction (`replace`) only moves rows between
+    files, and Iceberg commits an empty `overwrite` for a MERGE that matched nothing. One query: the table's
+    snapshots with the head of `main`, whose parents, followed back, are the lineage. -#}
 {% macro lakeplan_lineage(relation) %}
     {%- set snapshots, chain = {}, [] -%}
+    {#- Iceberg's summary leaves out a count that is 0; one without totals (another writer's) may have changed rows -#}
+    {%- set changes_rows = "operation != 'replace' and (summary['total-records'] is null or exists(array("
+        ~ "'added-records', 'deleted-records', 'added-position-deletes', 'added-equality-deletes', 'added-dvs'), "
+        ~ "counted -> cast(coalesce(summary[counted], '0') as bigint) > 0))" -%}
     {%- for row in run_query("select snapshot_id, parent_id, operation, coalesce(summary['total-delete-files'], '0'), "
-        ~ '(select snapshot_id from ' ~ relation ~ ".refs where name = 'main') from " ~ relation ~ '.snapshots').rows -%}
+        ~ '(select snapshot_id from ' ~ relation ~ ".refs where name = 'main'), " ~ changes_rows ~ ' from '
+        ~ relation ~ '.snapshots').rows -%}
         {%- do snapshots.update({row[0] | int: {'id': row[0] | int, 'parent': none if row[1] is none else row[1] | int,
-            'operation': row[2], 'delete_files': row[3] | int}}) -%}
+            'operation': row[2], 'delete_files': row[3] | int, 'changes_rows': row[5]}}) -%}
         {%- if not chain and row[4] is not none -%}{%- do chain.append(row[4] | int) -%}{%- endif -%}
     {%- endfor -%}
     {#- a parent expired from the table's history ends the lineage -#}
@@ -187,8 +194,7 @@
     {%- endfor -%}
     {%- set lineage = [] -%}
     {%- for id in chain | reverse if id in snapshots -%}
-        {%- do lineage.append({'id': id, 'operation': snapshots[id].operation,
-            'delete_files': snapshots[id].delete_files}) -%}
+        {%- do lineage.append(snapshots[id]) -%}
     {%- endfor -%}
     {{ return(lineage) }}
 {% endmacro %}

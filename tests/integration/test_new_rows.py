@@ -142,6 +142,27 @@ def test_new_rows_apply_each_row_once(project, spark):
     assert rows(spark, "current") == [(1, 10, 5), (2, 20, 7), (3, 10, 1), (4, 20, 3), (5, 30, 9)]
 
 
+def test_a_write_that_changed_no_row_is_nothing_new(project, spark):
+    """Iceberg commits an empty `overwrite` for a MERGE that matched nothing (another pipeline's, or a lakeplan write
+    whose members filtered every new row away). It changes no row: a reader of new_rows has nothing new, and a `sum`
+    is not stopped as if rows had changed."""
+    add_orders(spark, (1, 10, 5))
+    project.run("run", "-s", "totals", "current")
+    before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")
+    spark.sql(f"merge into {ORDERS} as t using (select * from {ORDERS} where false) as s on t.id = s.id "
+              "when matched then update set * when not matched then insert *")  # fmt: skip
+    newest = spark.sql(f"select operation, summary from {ORDERS}.snapshots order by committed_at desc limit 1").first()
+    assert newest.operation == "overwrite" and "added-records" not in newest.summary
+    project.run("run", "-s", "totals", "current")
+    assert re.sub(r"\x1b\[\d+m", "", project.shown).count("[NOTHING NEW in ") == 2, project.shown
+    assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
+
+    add_orders(spark, (2, 10, 3))  # what comes after it is read as new rows, once
+    project.run("run", "-s", "totals", "current")
+    assert rows(spark, "totals") == [(10, 8, 3)] and matches_a_whole_rebuild(project, spark)
+    assert rows(spark, "current") == [(1, 10, 5), (2, 10, 3)]
+
+
 def test_a_write_stopped_after_its_commit_is_not_applied_again(project, spark):
     """The record of what a write consumed follows its commit; a process killed between the two leaves the pending
     record, and the table's history says the write committed."""
