@@ -1,6 +1,7 @@
 """`lakeplan explain`'s HTML page in a real headless browser: Debian's chromium driven by playwright (offline: never
 playwright's own browser download). The page shows the example's DAG without console errors, and a click on a
-model shows its details. The screenshot in docs/explain.png is taken here."""
+model shows its details. Its screenshot goes beside the page, in target/ (docs/explain.png is a copy of one: a test
+run leaves the repository's files as they were)."""
 
 import shutil
 
@@ -42,6 +43,6 @@ def test_the_page_shows_the_dag_and_a_models_details(page_path, tmp_path):
         details = page.locator("#details").inner_text()
         assert "customer_360" in details and "write groups" in details and "inputKind" in details
         assert "next run: run" in details
-        page.screenshot(path=str(REPO / "docs" / "explain.png"), full_page=False)
+        page.screenshot(path=str(page_path.with_suffix(".png")), full_page=False)
         browser.close()
     assert errors == []
