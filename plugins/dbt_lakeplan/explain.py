@@ -214,7 +214,8 @@ def write_groups(groups: list[dict[str, Any]], write_sql: list[str]) -> list[dic
 
 
 NEW_ROWS = re.compile(r"/\* lakeplan new_rows: (\S+) at (\S+) after (\S+) \*/")  # macros/incremental_reads/new_rows.sql
-READS_ALL = re.compile(r"/\* lakeplan new_rows reads all of (\S+)[ *]")  # the same, where it reads the input whole
+# the same, where new_rows or changed_keys reads the input whole: the input, and why
+READS_ALL = re.compile(r"/\* lakeplan (?:new_rows|changed_keys) reads all of (\S+) \(\w+\): (.*?) \*/")
 
 
 def change_report(plan: dict[str, Any], sql: str) -> dict[str, Any] | None:
@@ -223,11 +224,10 @@ def change_report(plan: dict[str, Any], sql: str) -> dict[str, Any] | None:
     change = plan.get("change_mode")
     if change is None:
         return None
-    reads, whole = {}, set(READS_ALL.findall(sql))
+    reads, whole = {}, dict(READS_ALL.findall(sql))
     for relation, current, consumed in NEW_ROWS.findall(sql):
         reads[relation] = ("everything: no write consumed it yet" if consumed == "None"
-                           else "everything: its rows changed since the last write, or the snapshot it consumed "
-                                "expired" if relation in whole
+                           else f"everything: {whole[relation]}" if relation in whole
                            else "nothing new" if current in (consumed, "None")
                            else f"what is new: snapshots after {consumed} up to {current}")  # fmt: skip
     lands = change["mode"]

@@ -87,6 +87,13 @@ def test_how_a_change_lands_and_what_each_input_read_with_new_rows_gives():
     assert report["reads"] == {"s.a": "what is new: snapshots after 5 up to 7", "s.b": "nothing new",
                                "s.c": "everything: no write consumed it yet"}
     assert report["maintenance"] == {}
+    whole = ("select * from /* lakeplan new_rows reads all of s.d (changed): snapshots since the last write of `t` "
+             "changed or removed rows (overwrite 8) */ /* lakeplan new_rows: s.d at 9 after 5 */ (select 4) union all "
+             "select * from /* lakeplan changed_keys reads all of s.e (expired): snapshot 4 of it, which the last write "
+             "of `t` consumed, has expired */ /* lakeplan new_rows: s.e at 9 after 4 */ (select 5)")
+    assert change_report({"change_mode": {"mode": "merge_on_read"}}, whole)["reads"] == {
+        "s.d": "everything: snapshots since the last write of `t` changed or removed rows (overwrite 8)",
+        "s.e": "everything: snapshot 4 of it, which the last write of `t` consumed, has expired"}
     compacting = {"mode": "auto", "merge_on_read_max_share": 0.6, "share": 0.05,
                   "share_from": "maintenance.deleted_share"}
     assert change_report({"change_mode": compacting}, sql)["lands"] == (
