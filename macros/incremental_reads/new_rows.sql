@@ -4,8 +4,8 @@
     recorded on the consuming table (property `lakeplan.consumed`), so the rows are applied exactly once: a failed
     write records nothing and its rerun reads the same rows again. Every row is read on the first write and under
     --full-refresh. Between the two snapshots Iceberg's changelog (`create_changelog_view`) gives the rows
-    appended (or, for a table with delete files, which that changelog refuses, the difference of the snapshots). A
-    snapshot that changed or removed rows (a delete, an overwrite, a MERGE), or a consumed snapshot
+    added (or, for a table with delete files, which that changelog refuses, the difference of the snapshots). A
+    snapshot that changed or removed rows (a delete, an update, a MERGE that matched rows), or a consumed snapshot
     expired from the input's history, has no such reading: a target with a column whose rule counts the same rows
     twice (`sum`, `count`, ...) then stops with the fix; an upsert or another target reads the input whole, which
     gives the same rows (the log says so). The SQL it renders starts with a comment naming the input
@@ -66,9 +66,9 @@
     {%- set changed = [] -%}
     {%- set expired = consumed not in lineage -%}
     {%- if not expired and not key -%}
-        {#- changed_keys reads deletes and updates from the changelog too; new_rows only appends -#}
-        {%- for snapshot in since[lineage.index(consumed) + 1:] if snapshot.changes_rows
-            and snapshot.operation != 'append' -%}
+        {#- changed_keys reads deletes and updates from the changelog too; new_rows only added rows (of an append, or
+            of an `overwrite` that removed none: a MERGE that only inserted) -#}
+        {%- for snapshot in since[lineage.index(consumed) + 1:] if snapshot.removes_rows -%}
             {%- do changed.append(snapshot.operation ~ ' ' ~ snapshot.id) -%}
         {%- endfor -%}
     {%- endif -%}
@@ -170,22 +170,24 @@
     {{ return(head[0][0] | int if head else none) }}
 {% endmacro %}
 
-{#- The snapshots of `relation`'s current lineage, oldest first: [{id, operation, delete_files, changes_rows}], the
-    last the one its main branch is at ([] before its first write); `delete_files`: how many the table held at that
-    snapshot; `changes_rows`: whether it added or removed a row. A compaction (`replace`) only moves rows between
-    files, and Iceberg commits an empty `overwrite` for a MERGE that matched nothing. One query: the table's
-    snapshots with the head of `main`, whose parents, followed back, are the lineage. -#}
+{#- The snapshots of `relation`'s current lineage, oldest first: [{id, operation, delete_files, changes_rows,
+    removes_rows}], the last the one its main branch is at ([] before its first write); `delete_files`: how many the
+    table held at that snapshot; `changes_rows`: whether it added or removed a row; `removes_rows`: whether it removed
+    (or rewrote) one. A compaction (`replace`) only moves rows between files, and Iceberg commits an empty `overwrite`
+    for a MERGE that matched nothing. One query: the table's snapshots with the head of `main`, whose parents,
+    followed back, are the lineage. -#}
 {% macro lakeplan_lineage(relation) %}
     {%- set snapshots, chain = {}, [] -%}
     {#- Iceberg's summary leaves out a count that is 0; one without totals (another writer's) may have changed rows -#}
-    {%- set changes_rows = "operation != 'replace' and (summary['total-records'] is null or exists(array("
-        ~ "'added-records', 'deleted-records', 'added-position-deletes', 'added-equality-deletes', 'added-dvs'), "
-        ~ "counted -> cast(coalesce(summary[counted], '0') as bigint) > 0))" -%}
+    {%- set counted = "(summary['total-records'] is null or exists(array(%s), counted -> "
+        ~ "cast(coalesce(summary[counted], '0') as bigint) > 0))" -%}
+    {%- set removes = "'deleted-records', 'added-position-deletes', 'added-equality-deletes', 'added-dvs'" -%}
     {%- for row in run_query("select snapshot_id, parent_id, operation, coalesce(summary['total-delete-files'], '0'), "
-        ~ '(select snapshot_id from ' ~ relation ~ ".refs where name = 'main'), " ~ changes_rows ~ ' from '
-        ~ relation ~ '.snapshots').rows -%}
+        ~ '(select snapshot_id from ' ~ relation ~ ".refs where name = 'main'), operation != 'replace' and "
+        ~ counted | format("'added-records', " ~ removes) ~ ", operation not in ('append', 'replace') and "
+        ~ counted | format(removes) ~ ' from ' ~ relation ~ '.snapshots').rows -%}
         {%- do snapshots.update({row[0] | int: {'id': row[0] | int, 'parent': none if row[1] is none else row[1] | int,
-            'operation': row[2], 'delete_files': row[3] | int, 'changes_rows': row[5]}}) -%}
+            'operation': row[2], 'delete_files': row[3] | int, 'changes_rows': row[5], 'removes_rows': row[6]}}) -%}
         {%- if not chain and row[4] is not none -%}{%- do chain.append(row[4] | int) -%}{%- endif -%}
     {%- endfor -%}
     {#- a parent expired from the table's history ends the lineage -#}

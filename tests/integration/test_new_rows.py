@@ -142,10 +142,11 @@ def test_new_rows_apply_each_row_once(project, spark):
     assert rows(spark, "current") == [(1, 10, 5), (2, 20, 7), (3, 10, 1), (4, 20, 3), (5, 30, 9)]
 
 
-def test_a_write_that_changed_no_row_is_nothing_new(project, spark):
+def test_a_write_that_changed_no_row_is_nothing_new_and_one_that_only_inserted_is_new_rows(project, spark):
     """Iceberg commits an empty `overwrite` for a MERGE that matched nothing (another pipeline's, or a lakeplan write
     whose members filtered every new row away). It changes no row: a reader of new_rows has nothing new, and a `sum`
-    is not stopped as if rows had changed."""
+    is not stopped as if rows had changed. An `overwrite` that only added rows (a MERGE whose rows were all new) is
+    read as new rows, as an append is."""
     add_orders(spark, (1, 10, 5))
     project.run("run", "-s", "totals", "current")
     before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")
@@ -158,9 +159,17 @@ def test_a_write_that_changed_no_row_is_nothing_new(project, spark):
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
 
     add_orders(spark, (2, 10, 3))  # what comes after it is read as new rows, once
-    project.run("run", "-s", "totals", "current")
-    assert rows(spark, "totals") == [(10, 8, 3)] and matches_a_whole_rebuild(project, spark)
-    assert rows(spark, "current") == [(1, 10, 5), (2, 10, 3)]
+    # merge-on-read, as an upstream `upsert` may write: a MERGE that only inserts commits an `overwrite` there (a
+    # copy-on-write one commits an `append`)
+    spark.sql(f"alter table {ORDERS} set tblproperties ('write.merge.mode' = 'merge-on-read')")
+    spark.sql(f"merge into {ORDERS} as t using (select 3 as id, 20 as customer, cast(4 as bigint) as amount) as s "
+              "on t.id = s.id when matched then update set * when not matched then insert *")  # fmt: skip
+    newest = spark.sql(f"select operation, summary from {ORDERS}.snapshots order by committed_at desc limit 1").first()
+    assert newest.operation == "overwrite" and newest.summary["added-records"] == "1"
+    result, log = project.invoke("run", "-s", "totals", "current")
+    assert result.success and "reads all of" not in log and "_change_type = 'INSERT'" in log
+    assert rows(spark, "totals") == [(10, 8, 3), (20, 4, 4)] and matches_a_whole_rebuild(project, spark)
+    assert rows(spark, "current") == [(1, 10, 5), (2, 10, 3), (3, 20, 4)]
 
 
 def test_a_write_stopped_after_its_commit_is_not_applied_again(project, spark):
