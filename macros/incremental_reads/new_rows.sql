@@ -250,17 +250,13 @@
     {{ return(([compiled_code or ''] + (model.extra_ctes or []) | map(attribute='sql') | list) | join('\n')) }}
 {% endmacro %}
 
-{#- The tables and views `node` reads (its refs and sources), through the models it inlines (ephemeral ones, and a
-    partial-update target's members) to what they read, each as lakeplan_relation_name gives it. -#}
+{#- The tables and views `node` reads (its plan's `reads`: its refs and sources, through the models it inlines), each
+    as lakeplan_relation_name gives it. -#}
 {% macro lakeplan_tables_read(node) %}
     {%- set tables = [] -%}
-    {%- for unique_id in node.depends_on.nodes -%}
+    {%- for unique_id in lakeplan.lakeplan_plan(node).reads -%}
         {%- set read = graph.nodes.get(unique_id) or graph.sources.get(unique_id) -%}
-        {%- if read and read.resource_type == 'model' and lakeplan.lakeplan_plan(read).kind.inlined -%}
-            {%- do tables.extend(lakeplan.lakeplan_tables_read(read)) -%}
-        {%- else -%}
-            {%- do tables.append(lakeplan.lakeplan_relation_name(read.relation_name if read else unique_id)) -%}
-        {%- endif -%}
+        {%- do tables.append(lakeplan.lakeplan_relation_name(read.relation_name if read else unique_id)) -%}
     {%- endfor -%}
     {{ return(tables) }}
 {% endmacro %}

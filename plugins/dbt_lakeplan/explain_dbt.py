@@ -186,22 +186,6 @@ def _plan_statements(spark, statements: list[str], sink_parallelism: int | None)
     return planned
 
 
-def _inputs(node, manifest) -> list[str]:
-    """What a model reads that has a relation (sources, models with tables or views), through the ephemeral models
-    (and partial-update members) inlined into it."""
-    found, stack, seen = [], list(node.depends_on.nodes), set()
-    while stack:
-        uid = stack.pop(0)
-        if uid in seen:
-            continue
-        seen.add(uid)
-        if uid in manifest.nodes and is_inlined(manifest.nodes[uid].config.materialized):
-            stack.extend(manifest.nodes[uid].depends_on.nodes)
-        elif uid in manifest.sources or uid in manifest.nodes:
-            found.append(uid)
-    return sorted(found)
-
-
 def _table(uid: str, manifest) -> str | None:
     if uid in manifest.sources:
         source = manifest.sources[uid]
@@ -215,7 +199,7 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
     plan = node.config.get(PLAN_KEY) or {}
     member_of = (plan.get("member_of") or {}).get("target")
     error = error or live.get("error")
-    inputs = _inputs(node, manifest)
+    inputs = plan.get("reads", [])  # through the models it inlines
     entry: dict[str, Any] = {
         "unique_id": node.unique_id, "name": node.name, "relation": node.relation_name,
         "materialized": "partial_update_member" if member_of else node.config.materialized, "member_of": member_of,

@@ -184,6 +184,8 @@ class ModelPlan(Frozen):
     upsert: Optional[UpsertPlan] = described("an `upsert`", None)
     partial_update: Optional[TargetPlan] = described("a partial-update target", None)
     member_of: Optional[MemberOf] = described("a member: its target's table (it is planned as an ephemeral)", None)
+    reads: list[str] = described("the sources and models it reads (dbt unique ids), through the models it inlines "
+                                 "(ephemeral ones, a target's members) to what they read", [])
 
 
 SECTIONS = ("full_rewrite_max_mib", "tombstone_retention_days", "change_mode", "maintenance", "types", "upsert",

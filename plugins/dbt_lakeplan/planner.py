@@ -328,6 +328,8 @@ def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[
         if one.unique_id not in target.depends_on.nodes:
             target.depends_on.nodes.append(one.unique_id)
     _record_readers(models, plans)
+    for uid, plan in plans.items():
+        plans[uid] = plan.model_copy(update={"reads": _reads(manifest.nodes[uid], manifest, plans)})
     for uid, plan in source_plans.items():
         manifest.sources[uid].config[PLAN_KEY] = as_config(plan)
     for uid, plan in plans.items():
@@ -338,6 +340,21 @@ def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[
         for uid, plan in plans.items() if plan.partial_update is not None
     }  # fmt: skip
     return project, partial_update.report(report_targets, groups, members, project.reuse_sink_enabled)
+
+
+def _reads(node, manifest, plans: dict[str, ModelPlan]) -> list[str]:
+    """The sources and models `node` reads, through the models it inlines (whose SQL it carries) to what they read."""
+    found, stack, seen = [], list(node.depends_on.nodes), set()
+    while stack:
+        uid = stack.pop(0)
+        if uid in seen:
+            continue
+        seen.add(uid)
+        if uid in plans and plans[uid].kind.inlined:
+            stack.extend(manifest.nodes[uid].depends_on.nodes)
+        elif uid in manifest.sources or uid in manifest.nodes:
+            found.append(uid)
+    return sorted(found)
 
 
 INCREMENTAL_READ = re.compile(r"""\b(new_rows|changed_keys)\(\s*(ref|source)\(([^)]*)\)""")

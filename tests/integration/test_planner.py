@@ -175,7 +175,10 @@ def test_an_incremental_keyed_model_whose_layout_changed_reports_its_real_layout
 
 
 def test_the_plan_is_in_the_manifest_and_settings_that_only_tune_do_not_change_fingerprints(make_project):
-    files = {**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a, 1 as b")}
+    files = {**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a, 1 as b"),
+             "models/m_v.sql": member("wide", "select id, 1 as v from {{ ref('staged') }}"),
+             "models/staged.sql": "{{ config(materialized='ephemeral') }}\nselect * from {{ ref('base') }}",
+             "models/base.sql": "select 1 as id"}  # fmt: skip
     project = make_project("planner_plan", files)
     project.run("parse")
 
@@ -184,8 +187,9 @@ def test_the_plan_is_in_the_manifest_and_settings_that_only_tune_do_not_change_f
 
     plan = manifest()["model.lakeplan.wide"]["config"]["lakeplan_plan"]
     assert plan["version"] == 1 and plan["key"] == ["id"]
-    assert [m["name"] for g in plan["partial_update"]["groups"] for m in g["members"]] == ["m"]
+    assert sorted(m["name"] for g in plan["partial_update"]["groups"] for m in g["members"]) == ["m", "m_v"]
     assert manifest()["model.lakeplan.m"]["config"]["lakeplan_plan"]["member_of"]["target"] == "wide"
+    assert plan["reads"] == ["model.lakeplan.base"]  # through its members and the ephemeral model they read
     fingerprint = manifest()["model.lakeplan.wide"]["config"]["lakeplan_fingerprint"]["fingerprint"]
     tuned = member("wide", "select 1 as id, 1 as a, 1 as b", parallelism=3, write_options={"spark.sql.x": 1})
     write_files(project.path, {"models/m.sql": tuned})
