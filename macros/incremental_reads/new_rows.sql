@@ -228,7 +228,8 @@
         {%- do read.update({input: current | int}) -%}
         {%- do (unchanged if current == consumed else fresh).append(lakeplan.lakeplan_relation_name(input)) -%}
     {%- endfor -%}
-    {%- set tables = lakeplan.lakeplan_tables_read(model) -%}
+    {#- only a model that reads with new_rows has a plan to ask (a snapshot, a seed have none) -#}
+    {%- set tables = lakeplan.lakeplan_tables_read(model) if read else [] -%}
     {{ return({'inputs': read, 'nothing_new': tables | length > 0 and tables | reject('in', unchanged) | list == [],
         'quiet': read | length > 0 and fresh == []}) }}
 {% endmacro %}
