@@ -287,6 +287,7 @@ def read_settings(
             seen.add((name, inner))
             where = f"at `{inner}`: " if inner else ""
             reason = detail["msg"][:1].lower() + detail["msg"][1:]  # the names in it keep their case
+            reason = re.sub(r" or instance of \w+", "", reason)  # pydantic names its class: not the user's word
             meaning, allowed = _declared(place, name, inner, raw.get(name))
             found.append(
                 f"{owner} sets `{name}: {_show(raw.get(name))}`, which lakeplan cannot use ({where}{reason}); "

@@ -73,6 +73,9 @@ def test_the_settings_reference_is_generated_from_the_declarations():
         ("model", {"change_mode": "merge-on-read"}, ["`auto` (did you mean `merge_on_read`?), or remove it."]),
         ("var", {"reuse_sink_enabled": "no"}, ["`reuse_sink_enabled: 'no'`"]),
         ("var", {"fingerprint_version": "v4"}, ["Fix: one of `v2`, `v3`"]),
+        # not "or instance of Maintenance": pydantic's class is not the user's word
+        ("model", {"maintenance": "yes"}, ["`maintenance: 'yes'`, which lakeplan cannot use (input should be a valid "
+                                           "dictionary); "]),
     ],
 )
 def test_a_problem_names_the_owner_the_setting_the_value_and_the_fix(place, raw, fragments):
