@@ -232,6 +232,9 @@ def _cancelled(connection) -> str | None:
     return cancelled_sentence(connection.name)
 
 
+NODE_CONNECTION = re.compile(r"(model|snapshot|seed)\.")  # a node's connection, not dbt's own (`list_...`, `master`)
+
+
 def _cancel_writes(cancel, cancel_open):
     """dbt's cancel of a connection marks it cancelled (cancel.py) and stops its Spark jobs; a model whose write
     committed is left out of what dbt reports cancelled."""
@@ -247,10 +250,18 @@ def _cancel_writes(cancel, cancel_open):
         CANCELLATIONS.cancel(connection, stop_jobs)
 
     def cancel_open_connections(self) -> list[str]:
+        from dbt_common.events.base_types import EventLevel
+        from dbt_common.events.functions import fire_event
+        from dbt_common.events.types import Note
+
         names = cancel_open(self)
         with self.lock:
             written = {c.name for c in self.thread_connections.values() if CANCELLATIONS.past_commit(c)}
-        return [name for name in names if name not in written]
+        cancelled = [name for name in names if name not in written]
+        for name in cancelled:  # dbt prints `CANCEL query <node>`; the reason, on the console beside it
+            if NODE_CONNECTION.match(name):
+                fire_event(Note(msg=cancelled_sentence(name)), level=EventLevel.INFO)
+        return cancelled
 
     cancel_connection.lakeplan = True
     return cancel_connection, cancel_open_connections

@@ -142,4 +142,7 @@ def test_ctrl_c_stops_a_write_before_its_commit_or_reports_it_written(make_proje
             assert column_a(after[table]) == [a + 1 for a in column_a(before[table])]
         else:
             assert after == before, f"{when}: the table changed although dbt cancelled {model}:\n{output[-5000:]}"
-            assert f"`{model}` was cancelled before its write committed" in output
+            # on the console too, not only in the debug log: dbt's log file tells an event's level
+            sentence = f"`{model}` was cancelled before its write committed"
+            logged = (project.path / "logs" / "dbt.log").read_text().splitlines()
+            assert any(sentence in line and "[info " in line for line in logged), [l for l in logged if sentence in l]
