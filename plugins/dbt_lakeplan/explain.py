@@ -237,6 +237,19 @@ def change_report(plan: dict[str, Any], sql: str) -> dict[str, Any] | None:
             "maintenance": plan.get("maintenance")}  # fmt: skip
 
 
+def after_upstream_writes(models: list[dict[str, Any]]) -> None:
+    """`dbt run` of the selection writes a model before the models that read it: one that would find nothing new
+    does read what a selected model it reads writes first (any with a table, unless that finds nothing new or is
+    refused). Its next run is then `run`, and `after` names those models."""
+    writes = {m["unique_id"]: m["name"] for m in models if m.get("relation") and not m.get("member_of")
+              and (m.get("state") or {}).get("next_run") not in ("nothing new", "refuse")}  # fmt: skip
+    for model in models:
+        state = model.get("state")
+        first = sorted(writes[uid] for uid in model.get("inputs", []) if uid in writes)
+        if state and state["next_run"] == "nothing new" and first:
+            state.update(next_run="run", after=first)
+
+
 def state_report(verdict: dict[str, Any] | None, current: dict[str, Any] | None) -> dict[str, Any] | None:
     """A stateful model's fingerprint against the one its table records, and what the next run does about it."""
     if verdict is None or current is None:

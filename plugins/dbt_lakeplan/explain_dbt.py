@@ -248,6 +248,7 @@ def explain_project(options: Options) -> dict[str, Any]:
         progress.set_postfix_str(manifest.nodes[uid].name)
         node, error = compiled[uid]
         models.append(model_report(node, error, live.get(uid, {}), manifest, spark))
+    explain.after_upstream_writes(models)
     report = {"version": explain.SCHEMA_VERSION, "errors": [no_spark] if no_spark else [], "models": models}
     if previous is not None:
         report["state_comparison"] = compare_manifests(previous, manifest_nodes(manifest), set(compiled))

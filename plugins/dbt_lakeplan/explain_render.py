@@ -47,7 +47,8 @@ def _state_cell(model: dict[str, Any]) -> str:
     state = model.get("state")
     if not state:
         return "-"
-    return state["next_run"] + (f" ({'; '.join(state['changed'])})" if state["changed"] else "")
+    after = f" (after {', '.join(state['after'])} writes)" if state.get("after") else ""
+    return state["next_run"] + after + (f" ({'; '.join(state['changed'])})" if state["changed"] else "")
 
 
 def _change_cell(model: dict[str, Any]) -> str:
@@ -221,7 +222,7 @@ pre {{ white-space: pre-wrap; background: #f6f6f6; padding: 6px; font-size: 11px
         ['members', 'collapse', 'split from (digest parts)']));
     }}
     if (m.state) details.appendChild(el('p', 'state: fingerprint ' + m.state.fingerprint + ', table records ' +
-      (m.state.stored || 'none') + '; next run: ' + m.state.next_run + (m.state.changed.length ? ' (' + m.state.changed.join('; ') + ')' : '')));
+      (m.state.stored || 'none') + '; next run: ' + m.state.next_run + (m.state.after ? ' (after ' + m.state.after.join(', ') + ' writes)' : '') + (m.state.changed.length ? ' (' + m.state.changed.join('; ') + ')' : '')));
     m.statements.forEach((s, i) => {{
       details.appendChild(el('h4', 'statement ' + (i + 1) + ': ' + s.action + (s.reason ? ' (' + s.reason + ')' : '')));
       if (s.error) details.appendChild(el('p', 'Spark: ' + s.error));

@@ -66,7 +66,8 @@ MODELS = {f"models/read_{name}.sql": f"select * from {{{{ scan_source('bad', '{n
 MODEL_CASES = {
     "upsert_no_op": (
         "{{ config(materialized='upsert', unique_key='id') }}\nselect 1 as id",
-        ("model `upsert_no_op` sets `op_column` to `_op`, which its query does not select", "Fix:"),
+        ("model `upsert_no_op` sets no `op_column`, so it reads each row's kind from `_op` (the default), which its "
+         "query does not select", "Fix: select each row's kind as `_op` (`'+I' as _op` where every row"),
     ),
 }
 @pytest.fixture(scope="module")

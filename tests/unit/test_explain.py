@@ -1,6 +1,7 @@
 """The pure parts of `lakeplan explain`: statements, Exchange causes, write groups, how a change lands, change classes."""
 
-from dbt_lakeplan.explain import change_report, exchanges, moved_tables, state_report, statement, write_groups
+from dbt_lakeplan.explain import (after_upstream_writes, change_report, exchanges, moved_tables, state_report, statement,
+                                  write_groups)
 from dbt_lakeplan.explain_state import classify, compare_manifests
 
 PLAN = """== Physical Plan ==
@@ -112,3 +113,20 @@ def test_the_next_run_follows_the_state_verdict_and_whether_anything_is_new():
     assert next_run() == "run" and next_run(action="evolve") == "run"
     assert next_run(nothing_new=True) == "nothing new"  # every input read with new_rows gained nothing
     assert next_run(action="rebuild", nothing_new=True) == "rebuild"  # a rebuild reads everything
+
+
+def test_a_model_that_would_find_nothing_new_runs_after_a_selected_model_it_reads_writes():
+    def model(name, next_run, inputs=(), relation="s." + "x"):
+        state = {"next_run": next_run, "changed": []} if next_run else None
+        return {"unique_id": f"model.p.{name}", "name": name, "relation": relation, "inputs": list(inputs),
+                "state": state}
+
+    models = [model("orders", "run"), model("plain", None), model("idle", "nothing new"),
+              model("wide", "nothing new", ["model.p.orders", "model.p.plain", "model.p.idle"]),
+              model("narrow", "nothing new", ["model.p.idle", "source.p.raw.t"]),
+              model("staged", None, relation=None), model("thin", "nothing new", ["model.p.staged"])]
+    after_upstream_writes(models)
+    assert {m["name"]: (m["state"] or {}).get("next_run") for m in models} == {
+        "orders": "run", "plain": None, "idle": "nothing new", "wide": "run", "narrow": "nothing new",
+        "staged": None, "thin": "nothing new"}
+    assert models[3]["state"]["after"] == ["orders", "plain"]  # a table model (no state) writes at every run
