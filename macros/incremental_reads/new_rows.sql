@@ -74,8 +74,9 @@
     {%- endif -%}
     {%- if expired or changed -%}
         {%- set table = consumer.identifier -%}
-        {%- set cause = 'snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table ~ '` consumed, or one after '
-            ~ 'it, has expired' if expired else 'snapshots since the last write of `' ~ table ~ '` changed or removed rows ('
+        {%- set cause = 'snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table
+            ~ '` consumed, or one after it, has expired' if expired
+            else 'snapshots since the last write of `' ~ table ~ '` changed or removed rows ('
             ~ changed | join(', ') ~ ')' -%}
         {#- the marker tells the write why the input is read whole (lakeplan_new_rows_read_whole): a target whose
             rule counts rows again stops if a member that reads new_rows writes such a column; else the write logs it -#}
