@@ -3,8 +3,9 @@
     (the member's target, or the upsert itself) last committed. The snapshot of `relation` each write read is
     recorded on the consuming table (property `lakeplan.consumed`), so the rows are applied exactly once: a failed
     write records nothing and its rerun reads the same rows again. Every row is read on the first write and under
-    --full-refresh. Between the two snapshots Iceberg's changelog (`create_changelog_view`) gives the rows
-    added (or, for a table with delete files, which that changelog refuses, the difference of the snapshots). A
+    --full-refresh. Between the two snapshots Iceberg's incremental scan gives the rows appended; where other writes
+    added rows, its changelog (`create_changelog_view`) does (or, for a table with delete files, which that
+    changelog refuses, the difference of the snapshots). A
     snapshot that changed or removed rows (a delete, an update, a MERGE that matched rows), or a consumed snapshot
     expired from the input's history, has no such reading: a target with a column whose rule counts the same rows
     twice (`sum`, `count`, ...) then stops with the fix; an upsert or another target reads the input whole, which
@@ -53,7 +54,8 @@
         else lakeplan.lakeplan_consumed(consumer).get(relation | string) -%}
     {%- set lineage = since | map(attribute='id') | list -%}
     {#- after only compactions and writes that matched nothing (lakeplan_lineage's `changes_rows`), nothing is new -#}
-    {%- if consumed in lineage and since[lineage.index(consumed) + 1:] | selectattr('changes_rows') | list == [] -%}
+    {%- set since_consumed = since[lineage.index(consumed) + 1:] if consumed in lineage else none -%}
+    {%- if since_consumed is not none and since_consumed | selectattr('changes_rows') | list == [] -%}
         {%- set consumed = current -%}
     {%- endif -%}
     {%- set marker = '/* lakeplan new_rows: ' ~ relation ~ ' at ' ~ current ~ ' after ' ~ consumed ~ ' */ ' -%}
@@ -64,11 +66,11 @@
         {{ return(whole) }}
     {%- endif -%}
     {%- set changed = [] -%}
-    {%- set expired = consumed not in lineage -%}
+    {%- set expired = since_consumed is none -%}
     {%- if not expired and not key -%}
         {#- changed_keys reads deletes and updates from the changelog too; new_rows only added rows (of an append, or
             of an `overwrite` that removed none: a MERGE that only inserted) -#}
-        {%- for snapshot in since[lineage.index(consumed) + 1:] if snapshot.removes_rows -%}
+        {%- for snapshot in since_consumed if snapshot.removes_rows -%}
             {%- do changed.append(snapshot.operation ~ ' ' ~ snapshot.id) -%}
         {%- endfor -%}
     {%- endif -%}
@@ -82,6 +84,16 @@
             rule counts rows again stops if a member that reads new_rows writes such a column; else the write logs it -#}
         {{ return('/* lakeplan ' ~ ('changed_keys' if key else 'new_rows') ~ ' reads all of ' ~ relation ~ ' ('
             ~ ('expired' if expired else 'changed') ~ '): ' ~ cause ~ ' */ ' ~ whole) }}
+    {%- endif -%}
+    {%- set view = 'lakeplan_new_rows_' ~ local_md5(relation ~ '@' ~ consumed ~ '..' ~ current)[:12] -%}
+    {%- if since_consumed | selectattr('changes_rows') | rejectattr('operation', 'equalto', 'append') | list == [] -%}
+        {#- appends alone (besides compactions and writes that changed no row): Iceberg's incremental scan reads the
+            files they added as they are. Its changelog would also shuffle and sort every new row by all its columns
+            to drop rows a rewrite carried over, which appends do not have (docs/benchmarks.md, section 9). -#}
+        {%- do run_query('create or replace temporary view ' ~ view ~ ' using iceberg options (path '
+            ~ lakeplan.lakeplan_string_literal(relation | string) ~ ", 'start-snapshot-id' '" ~ consumed
+            ~ "', 'end-snapshot-id' '" ~ current ~ "')") -%}
+        {{ return(marker ~ '(' ~ (keys_of or 'select * from ') ~ view ~ ')') }}
     {%- endif -%}
     {#- the names alone, from an empty result: a plain query, not dbt's adapter macro that describes the table -#}
     {%- set columns = run_query('select * from ' ~ relation ~ ' limit 0').column_names | list -%}
@@ -100,7 +112,6 @@
         {%- endif -%}
         {{ return(marker ~ '(' ~ now ~ ' except all ' ~ before ~ ')') }}
     {%- endif -%}
-    {%- set view = 'lakeplan_new_rows_' ~ local_md5(relation ~ '@' ~ consumed ~ '..' ~ current)[:12] -%}
     {%- do run_query('call system.create_changelog_view(table => ' ~ lakeplan.lakeplan_string_literal(relation | string)
         ~ ", options => map('start-snapshot-id', '" ~ consumed ~ "', 'end-snapshot-id', '" ~ current ~ "'), "
         ~ "changelog_view => '" ~ view ~ "')") -%}

@@ -115,7 +115,9 @@ def test_new_rows_apply_each_row_once(project, spark):
     assert code == 0 and models["totals"]["change"]["reads"] == {
         ORDERS: f"what is new: snapshots after {read} up to {head(spark, 'orders')}"}
     result, log = project.invoke("run", "-s", "totals", "current")
-    assert result.success and "from lakeplan_new_rows_" in log and "_change_type = 'INSERT'" in log  # the changelog
+    # appends alone: Iceberg's incremental scan of the files they added, not its changelog (which sorts every row)
+    assert result.success and "from lakeplan_new_rows_" in log and "using iceberg options (path" in log
+    assert "create_changelog_view" not in log
     assert rows(spark, "totals") == [(10, 6, 1), (20, 10, 3), (30, 9, 9)] and matches_a_whole_rebuild(project, spark)
     assert consumed(spark, "totals") == {"lakeplan.consumed": {ORDERS: head(spark, "orders")}}  # pending is gone
 
@@ -310,8 +312,8 @@ def test_an_input_with_delete_files_is_read_as_the_difference_of_its_snapshots(p
 
     project.run("run", "-s", "totals", "--full-refresh")  # a sum cannot follow the update: rebuilt once
     add_orders(spark, (4, 20, 3), (5, 30, 9))
-    project.run("run", "-s", "totals")
-    assert "`spent` reads lakeplan_new_rows.orders as the difference of its snapshots" in project.shown
+    result, log = project.invoke("run", "-s", "totals")  # appends alone: the delete files before them do not matter
+    assert result.success and "as the difference of its snapshots" not in log and "using iceberg options (path" in log
     assert rows(spark, "totals") == [(10, 1, 1), (20, 10, 3), (30, 14, 9)] and matches_a_whole_rebuild(project, spark)
 
 
