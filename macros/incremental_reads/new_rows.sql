@@ -89,7 +89,7 @@
     {%- if since_consumed | selectattr('changes_rows') | rejectattr('operation', 'equalto', 'append') | list == [] -%}
         {#- appends alone (besides compactions and writes that changed no row): Iceberg's incremental scan reads the
             files they added as they are. Its changelog would also shuffle and sort every new row by all its columns
-            to drop rows a rewrite carried over, which appends do not have (docs/benchmarks.md, section 9). -#}
+            to drop rows a rewrite carried over, which appends do not have (docs/benchmarks.md, section 8). -#}
         {%- do run_query('create or replace temporary view ' ~ view ~ ' using iceberg options (path '
             ~ lakeplan.lakeplan_string_literal(relation | string) ~ ", 'start-snapshot-id' '" ~ consumed
             ~ "', 'end-snapshot-id' '" ~ current ~ "')") -%}

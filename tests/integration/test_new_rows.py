@@ -140,8 +140,9 @@ def test_new_rows_apply_each_row_once(project, spark):
     assert code == 0 and models["totals"]["state"]["next_run"] == "nothing new"
 
     add_orders(spark, (6, 20, -1))  # the upsert's changelog deletes order 6 (never inserted) and keeps the rest
-    project.run("run", "-s", "current")
+    project.run("run", "-s", "totals", "current")  # after the compaction: only the appended order is new
     assert rows(spark, "current") == [(1, 10, 5), (2, 20, 7), (3, 10, 1), (4, 20, 3), (5, 30, 9)]
+    assert rows(spark, "totals") == [(10, 6, 1), (20, 9, -1), (30, 9, 9)] and matches_a_whole_rebuild(project, spark)
 
 
 def test_a_write_that_changed_no_row_is_nothing_new_and_one_that_only_inserted_is_new_rows(project, spark):
