@@ -46,6 +46,13 @@
             else 'not an Iceberg table') ~ ': only Iceberg\'s snapshots tell what is new. Nothing was written. Fix: '
             ~ 'read an Iceberg table, or read ' ~ relation ~ ' whole.') -%}
     {%- endif -%}
+    {#- the names alone, from an empty result: a plain query, not dbt's adapter macro that describes the table -#}
+    {%- set columns = run_query('select * from ' ~ relation ~ ' limit 0').column_names | list if key else none -%}
+    {%- if key and key | lower not in columns | map('lower') | list -%}
+        {%- do exceptions.raise_compiler_error('`' ~ model.name ~ "` reads changed_keys(" ~ relation ~ ", '" ~ key
+            ~ "'), but " ~ relation ~ ' has no column `' ~ key ~ '`. Nothing was written. Fix: name one of its columns '
+            ~ 'as the key: ' ~ columns | join(', ') ~ '.') -%}
+    {%- endif -%}
     {#- one read of the input's snapshots gives where it is now and what led there -#}
     {%- set since = lakeplan.lakeplan_lineage(relation) -%}
     {%- set current = since[-1].id if since else none -%}
@@ -66,7 +73,7 @@
         {{ return(whole) }}
     {%- endif -%}
     {%- set changed = [] -%}
-    {%- set expired = since_consumed is none -%}
+    {%- set expired = since_consumed is none -%}  {#- or no longer in the lineage: see `kind` below -#}
     {%- if not expired and not key -%}
         {#- changed_keys reads deletes and updates from the changelog too; new_rows only added rows (of an append, or
             of an `overwrite` that removed none: a MERGE that only inserted) -#}
@@ -76,14 +83,25 @@
     {%- endif -%}
     {%- if expired or changed -%}
         {%- set table = consumer.identifier -%}
-        {%- set cause = 'snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table
-            ~ '` consumed, or one after it, has expired' if expired
-            else 'snapshots since the last write of `' ~ table ~ '` changed or removed rows ('
-            ~ changed | join(', ') ~ ')' -%}
+        {#- not in a lineage that goes back to the table's first snapshot, or still a snapshot of the table but newer
+            than where an expiry cut the lineage short: not expired but left behind by a new history (a CREATE OR
+            REPLACE, a rollback) -#}
+        {%- set left_behind = expired and (since[0].parent is none or true in run_query(
+            'select consumed.committed_at > oldest.committed_at from ' ~ relation ~ '.snapshots as consumed, '
+            ~ relation ~ '.snapshots as oldest where consumed.snapshot_id = ' ~ consumed
+            ~ ' and oldest.snapshot_id = ' ~ since[0].id).columns[0].values()) -%}
+        {%- set kind = 'changed' if not expired else 'replaced' if left_behind else 'expired' -%}
+        {%- set cause = {
+            'expired': 'snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table
+                ~ '` consumed, or one after it, has expired',
+            'replaced': 'snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table ~ '` consumed, is not in '
+                ~ 'its history any more: it was replaced (a --full-refresh of the model that writes it) or rolled back',
+            'changed': 'snapshots since the last write of `' ~ table ~ '` changed or removed rows ('
+                ~ changed | join(', ') ~ ')'}[kind] -%}
         {#- the marker tells the write why the input is read whole (lakeplan_new_rows_read_whole): a target whose
             rule counts rows again stops if a member that reads new_rows writes such a column; else the write logs it -#}
         {{ return('/* lakeplan ' ~ ('changed_keys' if key else 'new_rows') ~ ' reads all of ' ~ relation ~ ' ('
-            ~ ('expired' if expired else 'changed') ~ '): ' ~ cause ~ ' */ ' ~ whole) }}
+            ~ kind ~ '): ' ~ cause ~ ' */ ' ~ whole) }}
     {%- endif -%}
     {%- set view = 'lakeplan_new_rows_' ~ local_md5(relation ~ '@' ~ consumed ~ '..' ~ current)[:12] -%}
     {%- if since_consumed | selectattr('changes_rows') | rejectattr('operation', 'equalto', 'append') | list == [] -%}
@@ -95,8 +113,7 @@
             ~ "', 'end-snapshot-id' '" ~ current ~ "')") -%}
         {{ return(marker ~ '(' ~ (keys_of or 'select * from ') ~ view ~ ')') }}
     {%- endif -%}
-    {#- the names alone, from an empty result: a plain query, not dbt's adapter macro that describes the table -#}
-    {%- set columns = run_query('select * from ' ~ relation ~ ' limit 0').column_names | list -%}
+    {%- set columns = columns or run_query('select * from ' ~ relation ~ ' limit 0').column_names | list -%}
     {%- if since[-1].delete_files > 0 -%}
         {#- Iceberg's changelog refuses a table with delete files (merge-on-read writes): the rows of the current
             snapshot that the consumed one lacks are the appended ones; both ways round, every changed row -#}
@@ -214,7 +231,8 @@
 {% endmacro %}
 
 {#- The inputs a model's (or member's) SQL `text` reads whole with new_rows or changed_keys, from the comments
-    lakeplan_read_since_consumed puts there: [(`new_rows` or `changed_keys`, input, `expired` or `changed`, why)]. -#}
+    lakeplan_read_since_consumed puts there: [(`new_rows` or `changed_keys`, input, `expired`, `replaced` or `changed`,
+    why)]. -#}
 {% macro lakeplan_new_rows_read_whole(text) %}
     {{ return(modules.re.findall('/\\* lakeplan (new_rows|changed_keys) reads all of (\\S+) \\((\\w+)\\): (.*?) \\*/',
         text)) }}

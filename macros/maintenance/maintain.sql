@@ -27,8 +27,8 @@
 {#- `dbt run-operation lakeplan_maintain --args '{select: [orders_current, customer_360]}'`: the maintenance of
     each selected model (a name or a list of names) whose thresholds are crossed, and orphan-file removal, for teams
     that schedule it apart from their runs. Every name must be a model with `maintenance` settings. -#}
-{% macro lakeplan_maintain(select) %}
-    {%- set names = [select] if select is string else select -%}
+{% macro lakeplan_maintain(select=none) %}
+    {%- set names = [] if select is none else [select] if select is string else select | list -%}
     {%- set models = {} -%}
     {%- for node in graph.nodes.values() if node.resource_type == 'model' -%}
         {%- do models.update({node.name: node}) -%}
@@ -37,18 +37,27 @@
     {%- for model_name, node in models | dictsort if lakeplan.lakeplan_plan(node).maintenance -%}
         {%- do maintained.append(model_name) -%}
     {%- endfor -%}
+    {%- set choices = ': ' ~ maintained | join(', ') if maintained else ' (none has it yet)' -%}
+    {#- every problem at once, one line each: a scheduled job that names two wrong models is fixed in one go -#}
+    {%- set problems = [] -%}
+    {%- if not names -%}
+        {%- do problems.append('lakeplan_maintain: select names no model, so nothing would be maintained. Fix: name '
+            ~ "them, as in `dbt run-operation lakeplan_maintain --args '{select: [a, b]}'`; models with `maintenance`"
+            ~ choices ~ '.') -%}
+    {%- endif -%}
     {%- for name in names -%}
         {%- if name not in models -%}
-            {%- do exceptions.raise_compiler_error('lakeplan_maintain: select names `' ~ name ~ '`, but this project '
-                ~ 'has no enabled model of that name. Fix: select models with `maintenance` by name'
-                ~ (': ' ~ maintained | join(', ') if maintained else ' (none has it yet)') ~ '.') -%}
-        {%- endif -%}
-        {%- if not lakeplan.lakeplan_plan(models[name]).maintenance -%}
-            {%- do exceptions.raise_compiler_error('lakeplan_maintain: model `' ~ name ~ '` has no `maintenance` '
-                ~ 'settings, so lakeplan does not know its thresholds. Fix: add `maintenance: {}` (the defaults) to '
-                ~ 'its config, or leave it out of select.') -%}
+            {%- do problems.append('lakeplan_maintain: select names `' ~ name ~ '`, but this project has no enabled '
+                ~ 'model of that name. Fix: select models with `maintenance` by name' ~ choices ~ '.') -%}
+        {%- elif not lakeplan.lakeplan_plan(models[name]).maintenance -%}
+            {%- do problems.append('lakeplan_maintain: model `' ~ name ~ '` has no `maintenance` settings, so '
+                ~ 'lakeplan does not know its thresholds. Fix: add `maintenance: {}` (the defaults) to its config, or '
+                ~ 'leave it out of select.') -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- if problems -%}
+        {%- do exceptions.raise_compiler_error(problems | join('\n')) -%}
+    {%- endif -%}
     {%- for name in names -%}
         {%- set node = models[name] -%}
         {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
@@ -81,6 +90,12 @@
         {%- do lakeplan.lakeplan_settle_consumed(relation) -%}
         {%- do lakeplan.lakeplan_maintenance_expire(relation, state, settings, said, readers) -%}
     {%- endif -%}
+    {%- set idle = ([] if compacted else ['compaction: ' ~ [figures.small_files, figures.deleted, figures.delete_files]
+        | join(', ')]) + ([] if state.expirable else
+        ['snapshot expiry: none older than ' ~ state.expire_before ~ ' beyond the last ' ~ settings.keep_snapshots]) -%}
+    {%- if idle -%}
+        {%- do log(said ~ 'no threshold crossed for ' ~ idle | join('; nor for ') ~ '.', info=orphans) -%}
+    {%- endif -%}
     {%- if orphans and settings.orphans_after_hours is not none -%}
         {%- set location = run_query('describe table extended ' ~ relation).rows
             | selectattr('0', 'equalto', 'Location') | map(attribute='1') | first -%}
@@ -89,12 +104,6 @@
             ~ lakeplan.lakeplan_string_literal(state.orphans_before) ~ ')').rows -%}
         {%- do log(said ~ 'remove_orphan_files (files under ' ~ location ~ ' older than ' ~ state.orphans_before
             ~ ' that no snapshot references): ' ~ removed | length ~ ' orphan files removed.', info=true) -%}
-    {%- endif -%}
-    {%- set idle = ([] if compacted else ['compaction: ' ~ [figures.small_files, figures.deleted, figures.delete_files]
-        | join(', ')]) + ([] if state.expirable else
-        ['snapshot expiry: none older than ' ~ state.expire_before ~ ' beyond the last ' ~ settings.keep_snapshots]) -%}
-    {%- if idle -%}
-        {%- do log(said ~ 'no threshold crossed for ' ~ idle | join('; nor for ') ~ '.', info=orphans) -%}
     {%- endif -%}
 {% endmacro %}
 
@@ -143,7 +152,7 @@
         ~ ')').rows[0] -%}
     {%- set left = run_query('select count(*) from ' ~ relation ~ '.snapshots').rows[0][0] | int -%}
     {%- do log(said ~ 'expire_snapshots (older than ' ~ state.expire_before ~ ', keeping the last '
-        ~ settings.keep_snapshots ~ ', every tagged or branch snapshot' ~ (' and those `' ~ readers | list | sort
+        ~ settings.keep_snapshots ~ ' of the current history, every tagged or branch snapshot' ~ (' and those `' ~ readers | list | sort
         | join('`, `') ~ '` read with new_rows last and since' if readers else '') ~ '): ' ~ (before - left)
         ~ ' snapshots expired (' ~ left ~ ' left), ' ~ result.deleted_data_files_count ~ ' data files, '
         ~ ((result.deleted_position_delete_files_count | int) + (result.deleted_equality_delete_files_count | int))

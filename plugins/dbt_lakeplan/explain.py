@@ -111,7 +111,7 @@ def _kind(name: str) -> str | None:
 def exchanges(plan: str, sink_parallelism: int | None = None) -> list[dict[str, Any]]:
     """Every Exchange of a physical plan with its partitioning and cause: the operator above it that needs its
     rows together (join, aggregate, window, the write's distribution), or a REPARTITION hint; the model's own
-    `parallelism` hint over the whole query is its write's distribution."""
+    `parallelism` hint over the whole query, and a rebalance right under a write, are its write's distribution."""
     nodes = plan_tree(plan)
     found = []
     for index, node in enumerate(nodes):
@@ -125,7 +125,9 @@ def exchanges(plan: str, sink_parallelism: int | None = None) -> list[dict[str, 
             cause = "broadcast join"
         elif origin in HINT_ORIGINS:
             last = not any(_kind(n.name) in ("join", "aggregate", "window") or n.name.endswith("Exchange") for n in above)
-            cause = "write distribution" if sink_parallelism is not None and last else "REPARTITION hint"
+            # a rebalance right under a write is the table's own write distribution (Iceberg's, under a MERGE)
+            table_distribution = origin.startswith("REBALANCE") and consumer is not None and consumer.name in WRITES
+            cause = "write distribution" if last and (sink_parallelism is not None or table_distribution) else "REPARTITION hint"
         else:
             cause = (_kind(consumer.name) if consumer else None) or f"other ({consumer.name if consumer else 'the result'})"
         found.append({"partitioning": partitioning, "arguments": arguments, "cause": cause,

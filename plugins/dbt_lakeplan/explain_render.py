@@ -120,8 +120,12 @@ def dag_svg(report: dict[str, Any]) -> str:
     sources = sorted({s["unique_id"] for m in models.values() for s in m["sources"]}
                      | {p for m in models.values() for p in m["inputs"] if p.startswith("source.")})  # fmt: skip
     nodes = sources + sorted(models)
-    # a partial-update target's members are inlined into it: its edges come from what they read
+    # a partial-update target's members are inlined into it: its edges come from what they read, and from each member
     parents = {uid: [p for p in m["inputs"] if p in nodes] for uid, m in models.items()}
+    by_name = {m["name"]: uid for uid, m in models.items()}
+    for uid, m in models.items():
+        if m.get("member_of") in by_name:
+            parents[by_name[m["member_of"]]].append(uid)
     layer = layers(nodes, parents)
     rows: dict[int, int] = {}
     position = {}
@@ -129,11 +133,11 @@ def dag_svg(report: dict[str, Any]) -> str:
         row = rows.get(layer[uid], 0)
         rows[layer[uid]] = row + 1
         position[uid] = (20 + layer[uid] * 230, 20 + row * 64)
-    colours = {}
-    for model in models.values():
-        for index, group in enumerate(model.get("write_groups") or []):
-            for member in group["members"]:
-                colours[member] = PALETTE[index % len(PALETTE)]
+    colours = {}  # one colour per write group of the selection, so that two targets' groups differ
+    groups = [group for uid in sorted(models) for group in models[uid].get("write_groups") or []]
+    for index, group in enumerate(groups):
+        for member in group["members"]:
+            colours[member] = PALETTE[index % len(PALETTE)]
     width = 20 + (max(layer.values(), default=0) + 1) * 230
     height = 20 + max(rows.values(), default=1) * 64
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" id="dag" width="{width}" height="{height}" '

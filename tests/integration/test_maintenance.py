@@ -187,18 +187,28 @@ def test_maintenance_that_cannot_work_stops_the_parse(make_project, files, fragm
     assert "model `other` sets `maintenance: {'keep_snapshots': 0}`" in log
 
 
-@pytest.mark.parametrize("select, fragment", [
-    ("{select: [current, curent]}", "lakeplan_maintain: select names `curent`, but this project has no enabled model "
-     "of that name. Fix: select models with `maintenance` by name: current."),  # not `plain`, which has none
-    ("{select: plain}", "lakeplan_maintain: model `plain` has no `maintenance` settings, so lakeplan does not know its "
-     "thresholds. Fix: add `maintenance: {}` (the defaults) to its config, or leave it out of select."),
-], ids=["unknown_model", "without_maintenance"])  # fmt: skip
-def test_lakeplan_maintain_refuses_a_selection_it_cannot_maintain(make_project, select, fragment):
+UNKNOWN = ("lakeplan_maintain: select names `curent`, but this project has no enabled model of that name. Fix: select "
+           "models with `maintenance` by name: current.")  # not `plain`, which has none
+WITHOUT = ("lakeplan_maintain: model `plain` has no `maintenance` settings, so lakeplan does not know its thresholds. "
+           "Fix: add `maintenance: {}` (the defaults) to its config, or leave it out of select.")
+NONE_SELECTED = ("lakeplan_maintain: select names no model, so nothing would be maintained. Fix: name them, as in "
+                 "`dbt run-operation lakeplan_maintain --args '{select: [a, b]}'`; models with `maintenance`: current.")
+
+
+@pytest.mark.parametrize("select, fragments", [
+    ("{select: [current, curent]}", [UNKNOWN]),
+    ("{select: plain}", [WITHOUT]),
+    ("{select: [plain, curent]}", [WITHOUT, UNKNOWN]),  # every problem at once
+    ("{}", [NONE_SELECTED]),  # a scheduled job whose arguments lost the list: it did nothing, and said nothing
+    ("{select: []}", [NONE_SELECTED]),
+], ids=["unknown_model", "without_maintenance", "both", "no_select", "empty_select"])  # fmt: skip
+def test_lakeplan_maintain_refuses_a_selection_it_cannot_maintain(make_project, select, fragments):
     project = make_project("maint_select", {"models/current.sql": UPSERT % "{}",
                                             "models/plain.sql": "select 1 as id"})  # fmt: skip
     # not DbtProject.fail: dbt's run-operation logs every error it catches with its Python stack at debug level
     result, log = project.invoke("run-operation", "lakeplan_maintain", "--args", select)
-    assert not result.success and fragment in project.shown and "lakeplan maintenance of" not in log
+    assert not result.success and "lakeplan maintenance of" not in log
+    assert [fragment for fragment in fragments if fragment not in project.shown] == [], project.shown
     assert "Traceback" not in project.shown and not JAVA_FRAME.search(project.shown)
 
 

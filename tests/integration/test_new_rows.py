@@ -338,6 +338,8 @@ def test_reading_what_is_new_where_it_cannot_work_is_refused(make_project, spark
         "models/sources.yml": "version: 2\nsources: [{name: raw, schema: lakeplan_new_rows_parquet, tables: [{name: pq}]}]",
         "models/current.sql": "{{ config(materialized='upsert', unique_key='id') }}\n"
                               "select id, '+I' as _op from {{ lakeplan.new_rows(source('raw', 'pq')) }}",
+        "models/keyed.sql": "{{ config(materialized='upsert', unique_key='id') }}\nselect id, '+I' as _op from "
+                            "{{ source('raw', 'pq') }} where id in {{ lakeplan.changed_keys(source('raw', 'pq'), 'idd') }}",
     })  # fmt: skip
     spark.sql("create schema if not exists lakeplan_new_rows_parquet")
     spark.sql("create table lakeplan_new_rows_parquet.pq using parquet as select 1 as id")
@@ -353,6 +355,11 @@ def test_reading_what_is_new_where_it_cannot_work_is_refused(make_project, spark
     log = run.fail("run")
     assert ("`current` reads new_rows(lakeplan_new_rows_parquet.pq), which does not exist. Nothing was written. Fix: "
             "create it (or build the model that writes it) first, or correct the name.") in log
+    # changed_keys of a column the table does not have: told before Spark's own error on the compiled SQL
+    spark.sql("create table lakeplan_new_rows_parquet.pq (id int, amount bigint) using iceberg")
+    log = run.fail("run", "-s", "keyed")
+    assert ("`keyed` reads changed_keys(lakeplan_new_rows_parquet.pq, 'idd'), but lakeplan_new_rows_parquet.pq has no "
+            "column `idd`. Nothing was written. Fix: name one of its columns as the key: id, amount.") in log
 
 
 @pytest.mark.parametrize("on_delete", ["ignore", "remove_record", "error"])
@@ -423,7 +430,7 @@ models:
 def test_a_rule_that_counts_rows_again_stops_where_the_input_changed_or_expired(make_project, spark):
     """Not only `sum`: `count` (and `product`, `append`, `listagg`) would count an input read whole again twice, so a
     member that writes such a column stops where its input changed rows (it read them whole, counting every row
-    again), and where the snapshot it last consumed expired, with the fix for each. A member of the same target that
+    again), and where the snapshot it last consumed expired or was rolled back, with the fix for each. A member of the same target that
     writes no such column reads its changed input whole and the write goes on."""
     schema = "lakeplan_new_rows_tally"
     project = make_project("new_rows_tally", {
@@ -466,6 +473,19 @@ def test_a_rule_that_counts_rows_again_stops_where_the_input_changed_or_expired(
             "lakeplan_new_rows_tally.orders (its expire_snapshots retention) longer than the time between two runs "
             "of `tallies`.") in log
     assert table_rows(spark, f"{schema}.tallies") == [(10, 2, "gold")]
+
+    # a rollback of the input past the consumed snapshot (its parent expired above): not told as an expiry
+    project.run("run", "--full-refresh")
+    before = spark.sql(f"select snapshot_id from {schema}.orders.refs where name = 'main'").first()[0]
+    spark.sql(f"insert into {schema}.orders values (5, 10, 1)")
+    project.run("run")
+    spark.sql(f"call system.rollback_to_snapshot('{schema}.orders', {before})")
+    spark.sql(f"insert into {schema}.orders values (6, 10, 1)")
+    log = project.fail("run")
+    assert ("which the last write of `tallies` consumed, is not in its history any more: it was replaced (a "
+            "--full-refresh of the model that writes it) or rolled back, so what is new since cannot be told") in log
+    assert ("Fix: rebuild it with `dbt run -s tallies --full-refresh` after each rebuild or rollback of "
+            "lakeplan_new_rows_tally.orders.") in log
 
 
 def test_a_model_that_also_reads_a_table_whole_is_written_when_only_that_table_changed(make_project, spark):

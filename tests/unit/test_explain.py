@@ -1,7 +1,10 @@
 """The pure parts of `lakeplan explain`: statements, Exchange causes, write groups, how a change lands, change classes."""
 
+import re
+
 from dbt_lakeplan.explain import (after_upstream_writes, change_report, exchanges, moved_tables, state_report, statement,
                                   write_groups)
+from dbt_lakeplan.explain_render import dag_svg
 from dbt_lakeplan.explain_state import classify, compare_manifests
 
 PLAN = """== Physical Plan ==
@@ -34,6 +37,25 @@ def test_a_models_own_parallelism_hint_over_everything_is_its_write_distribution
     top = "== Physical Plan ==\nAdaptiveSparkPlan isFinalPlan=false\n+- Exchange hashpartitioning(k#1, 2), REPARTITION_BY_NUM, [plan_id=3]\n   +- Project [k#1]\n"
     assert exchanges(top, sink_parallelism=2)[0]["cause"] == "write distribution"
     assert exchanges(PLAN, sink_parallelism=2)[1]["cause"] == "REPARTITION hint"  # below an aggregation
+
+
+MERGE_ON_READ = """== Physical Plan ==
+WriteDelta org.apache.iceberg.spark.source.SparkPositionDeltaWrite@6d8d4d5f
++- AdaptiveSparkPlan isFinalPlan=false
+   +- Exchange hashpartitioning(_spec_id#13, _partition#14, _file#11, 8), REBALANCE_PARTITIONS_BY_COL, 402653184, [plan_id=171]
+      +- MergeRowsExec[__row_operation#12, k#1L]
+         +- SortMergeJoin [k#1L], [k#2L], RightOuter
+            :- Sort [k#1L ASC NULLS FIRST], false, 0
+            :  +- Exchange hashpartitioning(k#1L, 8), ENSURE_REQUIREMENTS, [plan_id=165]
+            :     +- BatchScan spark_catalog.s.t[k#1L]
+            +- Sort [k#2L ASC NULLS FIRST], false, 0
+               +- Exchange hashpartitioning(k#2L, 8), REPARTITION_BY_COL, [plan_id=166]
+                  +- BatchScan spark_catalog.s.changes[k#2L]
+"""
+
+
+def test_the_rebalance_iceberg_asks_for_under_a_merge_is_the_write_distribution_not_a_hint():
+    assert [x["cause"] for x in exchanges(MERGE_ON_READ)] == ["write distribution", "join", "REPARTITION hint"]
 
 
 def test_statements_that_alter_a_table_are_never_sent():
@@ -130,3 +152,19 @@ def test_a_model_that_would_find_nothing_new_runs_after_a_selected_model_it_read
         "orders": "run", "plain": None, "idle": "nothing new", "wide": "run", "narrow": "nothing new",
         "staged": None, "thin": "nothing new"}
     assert models[3]["state"]["after"] == ["orders", "plain"]  # a table model (no state) writes at every run
+
+
+def model_report(name, inputs=(), member_of=None, groups=()):
+    return {"unique_id": f"model.p.{name}", "name": name, "sources": [], "inputs": list(inputs), "moved_inputs": [],
+            "member_of": member_of, "write_groups": [{"members": list(g)} for g in groups], "state": None,
+            "shuffles": 0, "error": None}
+
+
+def test_the_page_draws_each_member_into_its_target_and_every_write_group_in_its_own_colour():
+    report = {"models": [model_report("a", groups=[["a_m"]]), model_report("b", groups=[["b_m"]]),
+                         model_report("a_m", ["source.p.s.t"], member_of="a"),
+                         model_report("b_m", ["source.p.s.t"], member_of="b")]}  # fmt: skip
+    svg = dag_svg(report)
+    assert 'data-from="model.p.a_m" data-to="model.p.a"' in svg and 'data-from="model.p.b_m" data-to="model.p.b"' in svg
+    fills = dict(re.findall(r'data-id="model\.p\.(\w+)"[^>]*>\s*<rect [^>]*fill="([^"]+)"', svg))
+    assert fills["a_m"] != fills["b_m"], fills

@@ -175,7 +175,7 @@
 {% endmacro %}
 
 {#- A member that reads new_rows of an input whole (its rows changed, or the snapshot the last write consumed
-    expired) would send rows the target already holds: where the member writes a column whose rule counts them again,
+    expired or left its history) would send rows the target already holds: where the member writes a column whose rule counts them again,
     the write stops with the fix before anything is written. Otherwise the write goes on, and each whole reading is
     logged. -#}
 {% macro lakeplan_check_whole_reads(write_groups, spec) %}
@@ -184,12 +184,14 @@
         {%- set counted = lakeplan.lakeplan_counted_columns(spec, member.written | map('lower') | list) -%}
         {%- for reader, relation, kind, cause in lakeplan.lakeplan_new_rows_read_whole(member.ctes | join('\n'))
             if counted and reader == 'new_rows' -%}
-            {%- set keep = ', and keep the snapshots of ' ~ relation ~ ' (its expire_snapshots retention) longer '
-                ~ 'than the time between two runs of `' ~ spec.model ~ '`.' if kind == 'expired'
-                else ', or append to ' ~ relation ~ ' instead of changing its rows.' -%}
+            {%- set keep = {
+                'expired': ', and keep the snapshots of ' ~ relation ~ ' (its expire_snapshots retention) longer '
+                    ~ 'than the time between two runs of `' ~ spec.model ~ '`.',
+                'replaced': ' after each rebuild or rollback of ' ~ relation ~ '.',
+                'changed': ', or append to ' ~ relation ~ ' instead of changing its rows.'}[kind] -%}
             {%- do exceptions.raise_compiler_error('`' ~ member.config.name ~ '` reads new_rows(' ~ relation ~ '), '
-                ~ ('but ' ~ cause ~ ', so what is new since cannot be told' if kind == 'expired'
-                else 'whose ' ~ cause) ~ ': `' ~ spec.model ~ '` adds up what `' ~ member.config.name
+                ~ ('whose ' ~ cause if kind == 'changed' else 'but ' ~ cause ~ ', so what is new since cannot be told')
+                ~ ': `' ~ spec.model ~ '` adds up what `' ~ member.config.name
                 ~ '` sends (' ~ counted | join(', ') ~ '), and reading the input whole would count its rows again. `'
                 ~ spec.model ~ '` is unchanged. Fix: rebuild it with `dbt run -s ' ~ spec.model ~ ' --full-refresh`'
                 ~ keep) -%}
