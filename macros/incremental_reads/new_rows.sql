@@ -5,9 +5,9 @@
     write records nothing and its rerun reads the same rows again. Every row is read on the first write and under
     --full-refresh. Between the two snapshots Iceberg's incremental scan gives the rows appended; where other writes
     added rows, its changelog (`create_changelog_view`) does (or, for a table with delete files, which that
-    changelog refuses, the difference of the snapshots). A
-    snapshot that changed or removed rows (a delete, an update, a MERGE that matched rows), or a consumed snapshot
-    expired from the input's history, has no such reading: a target with a column whose rule counts the same rows
+    changelog refuses, the difference of the snapshots). A snapshot that changed or removed rows (a delete, an
+    update, a MERGE that matched rows), or a consumed snapshot expired from the input's history or left behind by a
+    rollback or a rebuild of the input, has no such reading: a target with a column whose rule counts the same rows
     twice (`sum`, `count`, ...) then stops with the fix; an upsert or another target reads the input whole, which
     gives the same rows (the log says so). The SQL it renders starts with a comment naming the input
     and both snapshots, which the write reads back to record what it consumed. -#}
