@@ -52,7 +52,7 @@
         {%- elif not lakeplan.lakeplan_plan(models[name]).maintenance -%}
             {%- do problems.append('lakeplan_maintain: model `' ~ name ~ '` has no `maintenance` settings, so '
                 ~ 'lakeplan does not know its thresholds. Fix: add `maintenance: {}` (the defaults) to its config, or '
-                ~ 'leave it out of select.') -%}
+                ~ 'leave it out of select (models with `maintenance`' ~ choices ~ ').') -%}
         {%- endif -%}
     {%- endfor -%}
     {%- if problems -%}

@@ -184,7 +184,7 @@ pre {{ white-space: pre-wrap; background: #f6f6f6; padding: 6px; font-size: 11px
 .legend span {{ display: inline-block; margin-right: 12px; }}
 </style></head><body>
 <div id="graph"><h2>lakeplan explain</h2>
-<p class="legend"><span>fill: write group</span><span>outline: next run ({legend})</span>
+<p class="legend"><span>fill: a member's write group</span><span>outline: next run ({legend})</span>
 <span style="color:#c62828">red dashed edge: the model shuffles that input</span></p>
 {errors}{svg}</div>
 <div id="details"><p>Click a model to see its details.</p></div>

@@ -190,7 +190,8 @@ def test_maintenance_that_cannot_work_stops_the_parse(make_project, files, fragm
 UNKNOWN = ("lakeplan_maintain: select names `curent`, but this project has no enabled model of that name. Fix: select "
            "models with `maintenance` by name: current.")  # not `plain`, which has none
 WITHOUT = ("lakeplan_maintain: model `plain` has no `maintenance` settings, so lakeplan does not know its thresholds. "
-           "Fix: add `maintenance: {}` (the defaults) to its config, or leave it out of select.")
+           "Fix: add `maintenance: {}` (the defaults) to its config, or leave it out of select (models with "
+           "`maintenance`: current).")
 NONE_SELECTED = ("lakeplan_maintain: select names no model, so nothing would be maintained. Fix: name them, as in "
                  "`dbt run-operation lakeplan_maintain --args '{select: [a, b]}'`; models with `maintenance`: current.")
 
