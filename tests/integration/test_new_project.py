@@ -9,6 +9,7 @@ KEPT = [
     "Makefile", "profiles.yml", "pyproject.toml", ".sqlfluff", ".pre-commit-config.yaml", ".github/workflows/ci.yml",
     "macros/sources/scan_source.sql", "plugins/dbt_lakeplan/__init__.py", "models/staging/cdc/customer_order_status.sql",
     "tests/unit/test_sqlfluff_macros.py", "tests/integration/test_partial_update.py", "integration_tests/dbt_project.yml",
+    "scripts/sqlfluff_library/lakeplan.py",
 ]
 REMOVED = ["models/staging/tpch", "models/marts", "models/intermediate", "seeds/market_segments.csv", "bench", "scripts/tpch_data.sh"]
 
