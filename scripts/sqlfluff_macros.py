@@ -5,9 +5,9 @@ stand-in for it ("Undefined jinja template variable" otherwise). Every public ma
 `lakeplan_`, `default__` or `spark__` prefix) gets one with its real signature. A macro that sets the model's
 materialization is the model's whole SQL and stands in as a query; one whose properties say it renders a subquery
 (`config: {meta: {renders: subquery}}` in macros/**/_macros.yml, e.g. changed_keys for `key in ...`) as one; every
-other one as a relation, which fits FROM / JOIN and expressions alike. `python scripts/sqlfluff_macros.py` rewrites the block; a unit test fails
-while the committed block differs from what this writes. A call through the package's name (`lakeplan.new_rows(...)`)
-is answered by scripts/sqlfluff_library/lakeplan.py with the same renderings.
+other one as a relation, which fits FROM / JOIN and expressions alike. `python scripts/sqlfluff_macros.py` rewrites
+the block; a unit test fails while the committed block differs from what this writes. A call through the package's
+name (`lakeplan.new_rows(...)`) is answered by scripts/sqlfluff_library/lakeplan.py with the same renderings.
 """
 
 from __future__ import annotations

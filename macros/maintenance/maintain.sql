@@ -152,8 +152,9 @@
         ~ ')').rows[0] -%}
     {%- set left = run_query('select count(*) from ' ~ relation ~ '.snapshots').rows[0][0] | int -%}
     {%- do log(said ~ 'expire_snapshots (older than ' ~ state.expire_before ~ ', keeping the last '
-        ~ settings.keep_snapshots ~ ' of the current history, every tagged or branch snapshot' ~ (' and those `' ~ readers | list | sort
-        | join('`, `') ~ '` read with new_rows last and since' if readers else '') ~ '): ' ~ (before - left)
+        ~ settings.keep_snapshots ~ ' of the current history, every tagged or branch snapshot'
+        ~ (' and those `' ~ readers | list | sort | join('`, `') ~ '` read with new_rows last and since' if readers
+        else '') ~ '): ' ~ (before - left)
         ~ ' snapshots expired (' ~ left ~ ' left), ' ~ result.deleted_data_files_count ~ ' data files, '
         ~ ((result.deleted_position_delete_files_count | int) + (result.deleted_equality_delete_files_count | int))
         ~ ' delete files and ' ~ result.deleted_manifest_files_count ~ ' manifests deleted.', info=true) -%}

@@ -6,7 +6,8 @@ its `library_path` (.sqlfluff), this one. Each public macro renders as its stub 
 import importlib.util
 from pathlib import Path
 
-_spec = importlib.util.spec_from_file_location("lakeplan_sqlfluff_macros", Path(__file__).resolve().parents[1] / "sqlfluff_macros.py")
+_spec = importlib.util.spec_from_file_location("lakeplan_sqlfluff_macros",
+                                               Path(__file__).resolve().parents[1] / "sqlfluff_macros.py")
 _macros = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_macros)
 
