@@ -1,4 +1,4 @@
-"""Five fixes to dbt-spark's adapter and one addition, installed once per process by lakeplan's plugin.
+"""Five fixes to dbt-spark's adapter and two additions, installed once per process by lakeplan's plugin.
 
 Quoting: dbt-spark wraps a name in backticks without escaping a backtick inside it, so a column such as
 `Seq`No` breaks every statement that names it (seeds first). Spark escapes a backtick by doubling it.
@@ -25,6 +25,10 @@ error at debug level; the user is shown the sentence.
 Statement options: the same handler sets the Spark settings a lakeplan statement's header asks for around that
 statement alone (statement_options.py).
 
+Metastore in use: the session method starts Spark at a connection's first statement; a second process on the embedded
+catalog then waited 60-90 s for Hive's client to give up, naming neither the metastore nor the process. Opening the
+connection first asks who holds it (metastore_lock.py) and says so at once.
+
 Cancel: dbt-spark's session method cancels nothing. The handler refuses a cancelled model's next statement unless its
 write has committed, and the Spark jobs of each connection carry a tag its cancel stops (cancel.py).
 """
@@ -32,10 +36,12 @@ write has committed, and the Spark jobs of each connection carry a tag its cance
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
+from pathlib import Path
 
-from dbt_lakeplan import statement_options
+from dbt_lakeplan import metastore_lock, statement_options
 from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence
 
 PROVIDER_LINE = re.compile(r"^Provider: .*$", re.MULTILINE)
@@ -290,6 +296,23 @@ def _condense_fetch_errors(fetch):
     return classmethod(get_result_from_cursor)
 
 
+def _refuse_a_held_metastore(open_connection):
+    """A session connection opens only where no other process holds the embedded catalog's metastore: asked while
+    no JVM runs in this process (once one does, its session has the metastore)."""
+
+    def open(cls, connection):
+        from dbt_common.exceptions import DbtRuntimeError
+
+        if getattr(connection.credentials, "method", None) == "session" and _spark_context(connection) is None:
+            held = metastore_lock.metastore_in_use(os.environ.get("SPARK_CONF_DIR"), Path.cwd(), os.getpid())
+            if held:
+                raise DbtRuntimeError(held)
+        return open_connection(cls, connection)
+
+    open.lakeplan = True
+    return classmethod(open)
+
+
 def query_columns(adapter, sql: str) -> list:
     """The columns `sql` gives, typed as Spark prints types (`describe query`: name, type, comment)."""
     _, described = adapter.connections.execute(f"describe query {sql}", fetch=True)
@@ -297,8 +320,8 @@ def query_columns(adapter, sql: str) -> list:
 
 
 def install() -> None:
-    """Replaces dbt-spark's quoting, missing-column comparison and query column types, wraps its relation listing and
-    its error handler, once per process."""
+    """Replaces dbt-spark's quoting, missing-column comparison and query column types, wraps its relation listing,
+    its error handler and its opening of a connection, once per process."""
     from dbt.adapters.spark.connections import SparkConnectionManager
     from dbt.adapters.spark.impl import SparkAdapter
 
@@ -308,6 +331,7 @@ def install() -> None:
         SparkConnectionManager.get_result_from_cursor = _condense_fetch_errors(fetch)
         SparkConnectionManager.cancel, SparkConnectionManager.cancel_open = _cancel_writes(
             SparkConnectionManager.cancel, SparkConnectionManager.cancel_open)
+        SparkConnectionManager.open = _refuse_a_held_metastore(SparkConnectionManager.open.__func__)
 
     build = SparkAdapter._build_spark_relation_list
     if getattr(build, "lakeplan", False):

@@ -1,0 +1,58 @@
+"""Who holds the embedded catalog's metastore: read from the lock Derby takes on dbex.lck, as /proc/locks lists it
+(here a real POSIX lock of another process, as Derby's JVM takes it; the whole path with Spark is
+tests/integration/test_metastore_in_use.py)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dbt_lakeplan.metastore_lock import embedded_metastore, lock_holder, metastore_in_use
+
+LOCKER = """
+import fcntl, sys, time
+lock = open(sys.argv[1], "a")
+fcntl.lockf(lock, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.fixture
+def database(tmp_path):
+    database = tmp_path / "metastore" / "metastore_db"
+    database.mkdir(parents=True)
+    (database / "dbex.lck").touch()
+    return database
+
+
+def test_the_settings_name_the_embedded_metastore_or_another_catalog(tmp_path):
+    conf = tmp_path / "spark-conf"
+    conf.mkdir()
+    (conf / "spark-defaults.conf").write_text("spark.driver.extraJavaOptions   -Dderby.system.home=/x/metastore\n")
+    assert embedded_metastore(str(conf), tmp_path) == Path("/x/metastore/metastore_db")
+    assert embedded_metastore(None, tmp_path) == tmp_path / "metastore_db"  # Derby's default: the current directory
+    (conf / "spark-defaults.conf").write_text("spark.hadoop.javax.jdo.option.ConnectionURL jdbc:postgresql://h/db\n")
+    assert embedded_metastore(str(conf), tmp_path) is None  # a shared catalog: not Derby's lock
+
+
+def test_another_process_holding_the_lock_is_named_with_its_command_line(database):
+    locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(database / "dbex.lck")], text=True,
+                              stdout=subprocess.PIPE)
+    try:
+        assert locker.stdout.readline().strip() == "locked"
+        holder = lock_holder(database, os.getpid())
+        assert holder is not None and holder.pid == locker.pid
+        assert holder.command.startswith(f"{sys.executable} -c import fcntl, sys, time lock = open(")
+        assert lock_holder(database, locker.pid) is None  # the lock of this process's own JVM: nothing to say
+    finally:
+        locker.kill()
+        locker.wait()
+    assert lock_holder(database, os.getpid()) is None  # released: the file stays, nobody holds it
+
+
+def test_a_metastore_never_opened_has_no_holder(tmp_path):
+    assert lock_holder(tmp_path / "metastore_db", os.getpid()) is None
+    assert metastore_in_use(None, tmp_path, os.getpid()) is None
