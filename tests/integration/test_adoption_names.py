@@ -15,6 +15,8 @@ MODELS = sorted(path.stem for path in (REPO / "models").rglob("*.sql"))
 SEEDS = sorted(path.stem for path in (REPO / "seeds").glob("*.csv"))
 SNAPSHOTS = sorted(path.stem for path in (REPO / "snapshots").glob("*.sql"))  # each file holds the snapshot it names
 SINGULAR_TESTS = sorted(path.stem for path in (REPO / "tests" / "singular").glob("*.sql"))
+# the example's sources, by the same names (each of lakeplan's is disabled where it is a package)
+SOURCES = {"tpch": ["customer", "orders", "lineitem", "nation", "region"], "cdc": ["customer_order_status"]}
 SNAPSHOT_SQL = """{{% snapshot {name} %}}
 {{{{ config(unique_key='id', strategy='check', check_cols='all') }}}}
 select 1 as id
@@ -47,6 +49,10 @@ def adopting_project(root, with_yaml: bool) -> DbtProject:
         **{f"seeds/{name}.csv": "id\n1\n" for name in SEEDS},
         **{f"snapshots/{name}.sql": SNAPSHOT_SQL.format(name=name) for name in SNAPSHOTS},
         **{f"tests/{name}.sql": "select 1 as id where false" for name in SINGULAR_TESTS},
+        "models/_sources.yml": yaml.safe_dump({"version": 2, "sources": [
+            {"name": source, "schema": "raw",
+             "tables": [{"name": table, "columns": [{"name": "id"}]} for table in tables]}
+            for source, tables in SOURCES.items()]}),
     }
     if with_yaml:
         files["models/_own.yml"] = own_yaml()
@@ -72,6 +78,10 @@ def test_the_templates_yaml_never_reaches_an_adopting_projects_nodes_of_the_same
             assert (node["description"], list(node["columns"]), node["config"]["tags"]) == ("own", ["id"], ["own"])
         else:
             assert (node["patch_path"], node["description"], node["columns"]) == (None, "", {}), name
+    sources = {(node["source_name"], node["name"]): node for node in manifest["sources"].values()
+               if node["package_name"] == PROJECT}
+    assert sorted(sources) == sorted((source, table) for source, tables in SOURCES.items() for table in tables)
+    assert all(list(node["columns"]) == ["id"] and node["config"]["enabled"] for node in sources.values())
     # the template's tests (generic, from its YAML, and singular) stay with its disabled example (dbt keeps a test
     # whose model is disabled among the nodes, disabled)
     tests = [node for node in manifest["nodes"].values()
