@@ -26,9 +26,7 @@
     {#- after on_schema_change has widened what it may (under --empty nothing is altered, so nothing is compared) -#}
     {%- if not creates and writes -%}
         {%- do lakeplan.lakeplan_validate_stored_types(existing_relation, get_column_schema_from_query(compiled_code),
-            'upsert `' ~ model.name ~ '`', 'its query now gives',
-            'cast `{column}` back to {stored} in `' ~ model.name ~ '`, or rebuild the table with `dbt run -s '
-            ~ model.name ~ ' --full-refresh`.') -%}
+            'upsert `' ~ model.name ~ '`', 'its query now gives', lakeplan.lakeplan_upsert_retype_fix) -%}
     {%- endif -%}
 
     {{ run_hooks(pre_hooks) }}
