@@ -17,7 +17,8 @@
     {%- if config.get('contract').enforced -%}
         {%- do lakeplan.lakeplan_assert_contract(spec.owner,
             'select ' ~ lakeplan.lakeplan_quote_list(columns) ~ ' from (' ~ compiled_code ~ ') as lakeplan_query',
-            none if creates else target_relation) -%}
+            none if creates else target_relation,
+            widens=config.get('on_schema_change') == 'sync_all_columns') -%}
     {%- endif -%}
     {%- set writes = lakeplan.lakeplan_writes(existing_relation) -%}
     {%- if not creates -%}
