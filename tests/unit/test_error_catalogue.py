@@ -26,6 +26,7 @@ def test_every_catalogued_error_has_its_test():
 NOW_AND_STORED = [
     re.compile(r"stored as ([\w(),<>]+), but its (?:query now gives|YAML now declares) ([\w(),<>]+?),"),
     re.compile(r"selects `\w+` as ([\w(),<>]+) where its table .*? holds ([\w(),<>]+?),"),
+    re.compile(r"declaring `\w+` ([\w(),<>]+), but its table .*? holds `\w+` as ([\w(),<>]+)"),
 ]
 # A fix telling the user to cast a column (or a version) into a type.
 CAST_INTO = re.compile(r"\bcast (?:`\w+`|it|them|both) (?:back )?to (?:an? )?([\w(),<>]+)")
@@ -35,7 +36,7 @@ SETS_SYNC = re.compile(r"set `?on_schema_change:? (?:to )?[^.;]*sync_all_columns
 
 def _types_now_and_stored(error: str) -> list[tuple[str, str]]:
     pairs = [(now, stored) for stored, now in NOW_AND_STORED[0].findall(error)]
-    return pairs + [(now, stored) for now, stored in NOW_AND_STORED[1].findall(error)]
+    return pairs + [pair for pattern in NOW_AND_STORED[1:] for pair in pattern.findall(error)]
 
 
 def test_no_catalogued_fix_loses_a_value():
