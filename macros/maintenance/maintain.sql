@@ -153,7 +153,7 @@
     {%- set left = run_query('select count(*) from ' ~ relation ~ '.snapshots').rows[0][0] | int -%}
     {%- do log(said ~ 'expire_snapshots (older than ' ~ state.expire_before ~ ', keeping the last '
         ~ settings.keep_snapshots ~ ' of the current history, every tagged or branch snapshot'
-        ~ (' and those `' ~ readers | list | sort | join('`, `') ~ '` read with new_rows last and since' if readers
+        ~ (' and those ' ~ readers | list | sort | join(', ') ~ ' last and since' if readers
         else '') ~ '): ' ~ (before - left)
         ~ ' snapshots expired (' ~ left ~ ' left), ' ~ result.deleted_data_files_count ~ ' data files, '
         ~ ((result.deleted_position_delete_files_count | int) + (result.deleted_equality_delete_files_count | int))
@@ -220,18 +220,21 @@
     {{ return('%.1f%%' | format(share * 100)) }}
 {% endmacro %}
 
-{#- The snapshot of `relation` each table that reads it with new_rows / changed_keys (`read_by`: the plan's
-    maintenance.read_by) consumed last, {reader: snapshot id}, from the reader's own record as it is now. Expiry keeps
-    these and every later snapshot, so a reader's next run reads what is new since, however soon after this table's
-    maintenance it comes (in the same `dbt run`, often). A reader not built yet has consumed nothing. -#}
+{#- The snapshot of `relation` each model that reads it with new_rows / changed_keys (`read_by`: the plan's
+    maintenance.read_by) consumed last, {'`model` read with macro': snapshot id}, from the record of the table it writes
+    (a member's target's) as it is now. Expiry keeps these and every later snapshot, so a reader's next run reads what
+    is new since, however soon after this table's maintenance it comes (in the same `dbt run`, often). A reader not
+    built yet has consumed nothing. -#}
 {% macro lakeplan_consumed_by_readers(relation, read_by) %}
     {%- set consumed = {} -%}
-    {%- for name in read_by -%}
-        {%- set schema, identifier = name.split('.') -%}
-        {%- set reader = adapter.get_relation(database=schema, schema=schema, identifier=identifier) -%}
-        {%- set snapshot = none if reader is none else lakeplan.lakeplan_consumed(reader,
-            lakeplan.lakeplan_read_table_properties(reader)).get(relation | string) -%}
-        {%- if snapshot is not none -%}{%- do consumed.update({identifier: snapshot}) -%}{%- endif -%}
+    {%- for reader in read_by -%}
+        {%- set schema, identifier = reader.table.split('.') -%}
+        {%- set table = adapter.get_relation(database=schema, schema=schema, identifier=identifier) -%}
+        {%- set snapshot = none if table is none else lakeplan.lakeplan_consumed(table,
+            lakeplan.lakeplan_read_table_properties(table)).get(relation | string) -%}
+        {%- if snapshot is not none -%}
+            {%- do consumed.update({'`' ~ reader.model ~ '` read with ' ~ reader.macro: snapshot}) -%}
+        {%- endif -%}
     {%- endfor -%}
     {{ return(consumed) }}
 {% endmacro %}

@@ -2,7 +2,8 @@
     is written: `sql`, the rows the model writes, must have the contract's column names and data types (dbt's own
     assert_columns_equivalent, as dbt-spark's table does), and a `relation` that already exists must hold every
     contract column it has with the contract's type (with `widens`: or a narrower type Iceberg widens in place, which
-    the write widens first): a MERGE would otherwise cast into the old type in silence. -#}
+    the write widens first): a MERGE would otherwise cast into the old type in silence. Without `widens` (an `upsert`
+    not under sync_all_columns), such a type is refused with the setting that widens it. -#}
 {% macro lakeplan_assert_contract(owner, sql, relation=none, widens=false) %}
     {%- if sql -%}{%- do get_assert_columns_equivalent(sql) -%}{%- endif -%}
     {%- if relation is none -%}{{ return(none) }}{%- endif -%}
@@ -16,8 +17,10 @@
         {%- do exceptions.raise_compiler_error(
             owner ~ ' has an enforced contract declaring `' ~ column.name ~ '` ' ~ declared[column.name | lower]
             ~ ', but its table ' ~ relation ~ ' holds `' ~ column.name ~ '` as ' ~ column.data_type
-            ~ ' (built before the contract, or before the type changed); nothing was written. Fix: rebuild the table '
-            ~ 'with the declared types: dbt run --full-refresh -s ' ~ model.name
-            ~ ' (remembered deletes are kept).') -%}
+            ~ ' (built before the contract, or before the type changed); nothing was written. Fix: '
+            ~ (lakeplan.lakeplan_upsert_retype_fix(column.name, column.data_type, declared[column.name | lower])
+            if lakeplan.lakeplan_iceberg_widens(column.data_type, declared[column.name | lower]) else 'rebuild the '
+            ~ 'table with the declared types: dbt run --full-refresh -s ' ~ model.name
+            ~ ' (remembered deletes are kept).')) -%}
     {%- endfor -%}
 {% endmacro %}

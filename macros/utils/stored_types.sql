@@ -2,10 +2,10 @@
     what the YAML declares or the query gives) does not fit the stored column without a cast that may lose a value,
     Spark refuses the write with "Cannot write incompatible data for the table ''", naming neither the model nor the
     column. This says which, with both types and `fix` (where `{column}` and `{stored}` stand for the column and its
-    stored type), before anything is written. With `widens`, a column whose stored type Iceberg widens in place to
-    the new one is not refused but returned: [{name, stored, dtype}] (lakeplan_widen_stored_columns widens them);
-    one whose new type is narrower than the stored one (kept by accepting the state) is written, and the log says
-    that the table keeps its wider type. -#}
+    stored type; or a macro that returns the fix for (column, stored type, new type)), before anything is written.
+    With `widens`, a column whose stored type Iceberg widens in place to the new one is not refused but returned:
+    [{name, stored, dtype}] (lakeplan_widen_stored_columns widens them); one whose new type is narrower than the
+    stored one (kept by accepting the state) is written, and the log says that the table keeps its wider type. -#}
 {% macro lakeplan_validate_stored_types(relation, columns, owner, new_type_source, fix, widens=false) %}
     {%- set stored, widened = {}, [] -%}
     {%- for column in adapter.get_columns_in_relation(relation) -%}
@@ -26,7 +26,9 @@
             and not lakeplan.lakeplan_cast_is_lossless(column.dtype, stored_type) -%}
             {%- do exceptions.raise_compiler_error('Column `' ~ column.name ~ '` of ' ~ owner ~ ' is stored as '
                 ~ stored_type ~ ', but ' ~ new_type_source ~ ' ' ~ column.dtype ~ ', which the table cannot take '
-                ~ 'without a cast that may lose values; `' ~ model.name ~ '` is unchanged.\nFix: ' ~ fix | replace('{column}', column.name) | replace('{stored}', stored_type)) -%}
+                ~ 'without a cast that may lose values; `' ~ model.name ~ '` is unchanged.\nFix: '
+                ~ (fix | replace('{column}', column.name) | replace('{stored}', stored_type) if fix is string
+                else fix(column.name, stored_type, column.dtype))) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(widened) }}

@@ -18,7 +18,7 @@ from dbt_lakeplan.merge_rules import Arithmetic, ValueCheck
 from dbt_lakeplan.settings import Maintenance
 
 PLAN_KEY = "lakeplan_plan"
-PLAN_VERSION = 1  # raised when a field changes meaning or goes; new fields keep it
+PLAN_VERSION = 2  # raised when a field changes meaning or goes; new fields keep it
 
 
 class Frozen(BaseModel):
@@ -59,11 +59,17 @@ class ChangeMode(Frozen):
     share_from: Literal["merge_on_read_max_share", "maintenance.deleted_share"] = described("the setting `share` is")
 
 
+class Reader(Frozen):
+    table: str = described("the table (schema.name) that records which snapshot it read last: a member's target's")
+    model: str = described("the model whose SQL reads it (a member, or an `upsert`)")
+    macro: Literal["new_rows", "changed_keys"] = described("what it reads with")
+
+
 class MaintenancePlan(Maintenance):
     target_file_bytes: int = described("`target_file_mib` in bytes")
     small_file_bytes: int = described("a data file under this size is small")
-    read_by: list[str] = described("the tables (schema.name) that record which snapshot of this one they read last "
-                                   "(with new_rows / changed_keys): expiry keeps it and every later one", [])
+    read_by: list[Reader] = described("the models that read this one with new_rows / changed_keys: expiry keeps the "
+                                      "snapshot each read last and every later one", [])
 
 
 class UpsertPlan(Frozen):

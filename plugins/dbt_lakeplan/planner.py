@@ -26,8 +26,8 @@ from dbt_lakeplan import partial_update, spark_types
 from dbt_lakeplan.grouping import group_members
 from dbt_lakeplan.materializations import materialization, node_kind
 from dbt_lakeplan.node_plan import (
-    PLAN_KEY, ChangeMode, Distribution, Keyed, MaintenancePlan, MemberOf, ModelPlan, SourcePlan, Types, UpsertPlan,
-    as_config,
+    PLAN_KEY, ChangeMode, Distribution, Keyed, MaintenancePlan, MemberOf, ModelPlan, Reader, SourcePlan, Types,
+    UpsertPlan, as_config,
 )
 from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, read_settings
 from dbt_lakeplan.spark_types import type_problem
@@ -395,15 +395,16 @@ def _check_incremental_reads(models: list, settings: dict[str, ModelSettings], f
 def _record_readers(models: list, plans: dict[str, ModelPlan]) -> None:
     """A model with `maintenance` that others read with new_rows / changed_keys: its plan names the tables that record
     what they consumed of it (a member's target, or the reading `upsert`), whose snapshots its expiry keeps."""
-    readers: dict[str, set[str]] = {}
-    for node, _, _, _, read in _incremental_reads(models):
+    readers: dict[str, set[Reader]] = {}
+    for node, macro, _, _, read in _incremental_reads(models):
         if read is not None and node.unique_id in plans and read.unique_id in plans:
             member_of = plans[node.unique_id].member_of
             table = f"{member_of.schema_}.{member_of.identifier}" if member_of else f"{node.schema}.{node.alias}"
-            readers.setdefault(read.unique_id, set()).add(table)
-    for uid, tables in readers.items():
+            readers.setdefault(read.unique_id, set()).add(Reader(table=table, model=node.name, macro=macro))
+    for uid, read_by in readers.items():
         if plans[uid].maintenance is not None:
-            maintenance = plans[uid].maintenance.model_copy(update={"read_by": sorted(tables)})
+            ordered = sorted(read_by, key=lambda reader: (reader.model, reader.macro))
+            maintenance = plans[uid].maintenance.model_copy(update={"read_by": ordered})
             plans[uid] = plans[uid].model_copy(update={"maintenance": maintenance})
 
 

@@ -92,7 +92,9 @@ def relocate_jackson(original: Path, relocated: Path, jarjar: Path) -> None:
 
 
 def spark_defaults(template: str, home: Path) -> str:
-    return template.replace(HOME_PLACEHOLDER, str(home))
+    """The template with `home` in its settings; its comments name the placeholder they explain, not a path."""
+    lines = template.splitlines(keepends=True)
+    return "".join(line if line.startswith("#") else line.replace(HOME_PLACEHOLDER, str(home)) for line in lines)
 
 
 def write_spark_conf(home: Path) -> Path:

@@ -53,6 +53,31 @@ def test_an_enforced_contract_stops_an_upsert_before_it_writes(make_project, spa
     assert dict(spark.table(relation).dtypes)["val"] == "int"
 
 
+
+def test_a_contract_that_widens_an_upsert_column_names_sync_all_columns_which_keeps_every_value(make_project, spark):
+    """The contract widens `val` from int to bigint over a kept table: the error names on_schema_change:
+    sync_all_columns (Iceberg widens the stored column in place), not a rebuild alone; with it set, the stored rows
+    stay and 3,000,000,000 is written."""
+    project = make_project("contract_widen", {"seeds/changes.csv": CHANGES, "models/current.yml": contract_yml("int"),
+                                              "models/current.sql": UPSERT_SQL})  # fmt: skip
+    relation = "lakeplan_contract_widen.current"
+    project.run("seed")
+    project.run("run", "--vars", "{val: 'cast(length(val) as int)'}")
+    before = snapshots(spark, relation)
+    write_files(project.path, {"models/current.yml": contract_yml("bigint")})
+    widened = "{batch: 2, val: 'cast(length(val) as bigint) * 3000000000', lakeplan_accept_state: [current]}"
+    log = project.fail("run", "--vars", widened)
+    assert (f"model `current` has an enforced contract declaring `val` bigint, but its table {relation} holds `val` as "
+            "int") in log
+    assert ("Fix: set `on_schema_change: sync_all_columns` on `current`: it widens `val` from int to bigint in place "
+            "and keeps every value") in log
+    assert snapshots(spark, relation) == before and rows(spark, relation) == [(1, 1, 1)]
+    synced = UPSERT_SQL.replace("op_column='op'", "op_column='op', on_schema_change='sync_all_columns'")
+    write_files(project.path, {"models/current.sql": synced})
+    project.run("run", "--vars", widened)
+    assert rows(spark, relation) == [(1, 3, 3000000000)]
+    assert dict(spark.table(relation).dtypes)["val"] == "bigint"
+
 TARGET_COLUMNS = {"id": "bigint", "stock": "int", "title": "string"}
 
 
@@ -169,8 +194,9 @@ def test_on_schema_change_applies_to_an_upsert(make_project, spark, setting):
     if setting == "fail":
         log = project.fail("run", "--vars", "{batch: 2}")
         assert (f"model `current` has on_schema_change: fail, and its query no longer matches its table {relation} "
-                "(new `extra` string); nothing was written. Fix: set on_schema_change to append_new_columns or "
-                "sync_all_columns") in log  # fmt: skip
+                "(new `extra` string); nothing was written. Fix: set on_schema_change to append_new_columns, which "
+                "keeps every stored column, or rebuild the table") in log  # fmt: skip
+        assert "or sync_all_columns" not in log  # it would drop a column the query no longer selects
         assert snapshots(spark, relation) == before and rows(spark, relation) == [(1, 1, 1, "a"), (1, 2, 1, "b")]
         return
     project.run("run", "--vars", "{batch: 2}")

@@ -224,15 +224,18 @@ def test_expiry_keeps_the_snapshots_a_new_rows_reader_has_not_read(make_project,
     project = make_project("maint_readers", {
         "models/events.sql": events,
         "models/tally.sql": "{{ partial_update_target() }}",
-        "models/tally.yml": target_yml("tally", {"customer": "int", "seen": "bigint"}, rules={"seen": "count"},
-                                       unique_key="customer"),
+        "models/tally.yml": target_yml("tally", {"customer": "int", "seen": "bigint", "last_id": "int"},
+                                       rules={"seen": "count"}, unique_key="customer"),
         "models/seen.sql": member("tally", "select customer, id as seen from {{ lakeplan.new_rows(ref('events')) }}"),
+        "models/latest.sql": member("tally", "select customer, max(id) as last_id from {{ ref('events') }} where "
+                                    "customer in {{ lakeplan.changed_keys(ref('events'), 'customer') }} group by 1"),
     })  # fmt: skip
     events_table, tally_table = "lakeplan_maint_readers.events", "lakeplan_maint_readers.tally"
     for n in (1, 2, 3, 4):
         project.run("run", "--vars", f"{{n: {n}}}")
-        assert rows(spark, tally_table) == [(7, n)], n  # each event counted once
+        assert rows(spark, tally_table) == [(7, n, n)], n  # each event counted once
         # the events' maintenance ran before the tally read: it kept the snapshot the tally had consumed and the new
         # one, and expired the older ones
         assert len(operations(spark, events_table)) == min(n, 2), n
-    assert "those `tally` read with new_rows last and since" in project.shown
+    # the log names the members and what each reads with, not their target's table
+    assert "those `latest` read with changed_keys, `seen` read with new_rows last and since" in project.shown

@@ -74,13 +74,52 @@ def test_a_key_whose_type_changed_is_named_before_anything_is_written(make_proje
     owner, source, fix = {
         "partial_update": ("partial-update target `wide`", "its YAML now declares",
                            "Fix: set its data_type back to bigint, or rebuild the table with `dbt run -s wide --full-refresh`"),
-        "upsert": ("upsert `wide`", "its query now gives",
-                   "Fix: cast `id` back to bigint in `wide`, or rebuild the table with `dbt run -s wide --full-refresh`"),
+        "upsert": ("upsert `wide`", "its query now gives",  # a cast of text back to bigint would make it NULL
+                   "Fix: rebuild the table to store `id` as string: dbt run --full-refresh -s wide (remembered deletes "
+                   "are kept); casting it to bigint in the query instead would turn each value bigint cannot hold "
+                   "into NULL or another number, in silence."),
     }[kind]  # fmt: skip
     assert (f"Column `id` of {owner} is stored as bigint, but {source} string, which the table cannot take without a "
             "cast that may lose values; `wide` is unchanged.") in log
     assert fix in log
     assert rows(spark, relation) == [(1, 1, 10)] and snapshots(spark, relation) == before
+
+
+UPSERT_OVER_SOURCE = """{{{{ config(materialized='upsert', unique_key='id'{settings}) }}}}
+select id, val, '+I' as _op from {{{{ source('raw', 'src') }}}}
+"""
+
+
+def test_an_upsert_whose_source_column_widened_is_told_the_fix_that_keeps_every_value(make_project, spark):
+    """An upsert's source column widens from int to bigint and then holds 3,000,000,000: the error names
+    `on_schema_change: sync_all_columns` (Iceberg widens the stored column in place), not a cast back to int, which
+    would turn that value into another number. Taking the fix keeps the stored rows and writes the new value."""
+    schema = "lakeplan_named_widen"
+    project = make_project("named_widen", {
+        "models/sources.yml": f"version: 2\nsources:\n  - name: raw\n    schema: {schema}\n    tables:\n"
+                              "      - name: src\n",
+        "models/current.sql": UPSERT_OVER_SOURCE.format(settings=""),
+    })  # fmt: skip
+    spark.sql(f"create schema if not exists {schema}")
+    spark.sql(f"create or replace table {schema}.src (id int, val int) using iceberg")
+    spark.sql(f"insert into {schema}.src values (1, 5)")
+    project.run("run")
+    relation = f"{schema}.current"
+    before = snapshots(spark, relation)
+    spark.sql(f"alter table {schema}.src alter column val type bigint")
+    spark.sql(f"insert into {schema}.src values (2, 3000000000)")
+    log = project.fail("run")
+    assert ("Column `val` of upsert `current` is stored as int, but its query now gives bigint, which the table cannot "
+            "take without a cast that may lose values; `current` is unchanged.") in log
+    assert ("Fix: set `on_schema_change: sync_all_columns` on `current`: it widens `val` from int to bigint in place "
+            "and keeps every value") in log
+    assert "back to int" not in log and "cast `val` to int" not in log
+    assert rows(spark, relation) == [(1, 5)] and snapshots(spark, relation) == before
+    write_files(project.path, {"models/current.sql": UPSERT_OVER_SOURCE.format(
+        settings=", on_schema_change='sync_all_columns'")})
+    project.run("run")
+    assert rows(spark, relation) == [(1, 5), (2, 3000000000)]
+    assert dict(spark.table(relation).dtypes)["val"] == "bigint"
 
 
 @pytest.mark.parametrize("files, message", [

@@ -9,9 +9,17 @@ HOME = Path("/projects/shop/.lakeplan")
 
 def test_the_settings_name_the_projects_own_warehouse_and_metastore():
     conf = spark_defaults((TEMPLATES / "spark-defaults.conf.in").read_text(), HOME)
-    assert "@LAKEPLAN_HOME@" not in conf
+    settings = [line for line in conf.splitlines() if not line.startswith("#")]
+    assert not [line for line in settings if "@LAKEPLAN_HOME@" in line]
     assert "-Dderby.system.home=/projects/shop/.lakeplan/metastore" in conf
     assert "spark.sql.warehouse.dir                               /projects/shop/.lakeplan/warehouse" in conf
+
+
+def test_the_comments_name_the_placeholder_not_the_projects_home():
+    conf = spark_defaults((TEMPLATES / "spark-defaults.conf.in").read_text(), HOME)
+    comments = [line for line in conf.splitlines() if line.startswith("#")]
+    assert not [line for line in comments if str(HOME) in line]
+    assert "# @LAKEPLAN_HOME@ with <home> (.lakeplan/ by default)." in comments
 
 
 def test_the_block_exports_the_home_the_conf_and_the_callers_variables():

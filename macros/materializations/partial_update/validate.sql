@@ -120,8 +120,9 @@
     {%- if families[0] != families[1] -%}
         {{ return(names ~ ', ordered by `sequence_by` columns of different types (`' ~ earlier.config.sequence_by
             ~ '` ' ~ types[0] ~ ', `' ~ member.config.sequence_by ~ '` ' ~ types[1] ~ '): one cannot be compared '
-            ~ 'with the other without a cast that decides the winner.\nFix: give both members versions of one type, '
-            ~ 'e.g. cast both to a timestamp or both to a bigint in the members.') }}
+            ~ 'with the other without a cast that decides the winner.\nFix: give both members versions of one type '
+            ~ 'that mean the same, e.g. select the source\'s change time (or its log position) in each; a cast of one '
+            ~ 'into the other\'s type would only hide that they do not compare.') }}
     {%- endif -%}
     {{ return('') }}
 {% endmacro %}
@@ -145,8 +146,9 @@
             'Members ' ~ listed | join(', ') ~ ' of ' ~ spec.owner ~ ' are ordered by one sequence `'
             ~ spec.tombstone_sequence ~ '`, whose deletes remove the record (partial_update_on_delete: '
             ~ 'remove_record), but of different types: a delete cannot be compared with their rows without a cast '
-            ~ 'that decides the winner.\nFix: give `' ~ spec.tombstone_sequence ~ '` one type in all of them, e.g. '
-            ~ 'cast it to a bigint in each member, or rename it where it is another sequence.') -%}
+            ~ 'that decides the winner.\nFix: give `' ~ spec.tombstone_sequence ~ '` one type in all of them by '
+            ~ 'selecting as it the same version (e.g. the source\'s log position) in each member, not a cast (text '
+            ~ 'cast to a number is NULL where it is none), or rename it where it is another sequence.') -%}
     {%- endif -%}
 {% endmacro %}
 

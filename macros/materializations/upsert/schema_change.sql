@@ -31,9 +31,8 @@
     {%- set syncs = setting == 'sync_all_columns' -%}
     {%- if changes and setting == 'fail' -%}
         {%- do exceptions.raise_compiler_error(spec.owner ~ ' has on_schema_change: fail, and its query no longer matches '
-            ~ 'its table ' ~ relation ~ ' (' ~ changes ~ '); nothing was written. Fix: set on_schema_change to '
-            ~ 'append_new_columns or sync_all_columns, or rebuild the table: dbt run --full-refresh -s ' ~ spec.model
-            ~ ' (remembered deletes are kept).') -%}
+            ~ 'its table ' ~ relation ~ ' (' ~ changes ~ '); nothing was written. Fix: '
+            ~ lakeplan.lakeplan_schema_change_fix(removed, retyped)) -%}
     {%- elif changes and setting != 'ignore' and apply -%}
         {%- do lakeplan.lakeplan_upsert_alter_table(spec, relation, setting, added,
             removed if syncs else [], retyped if syncs else []) -%}
@@ -51,9 +50,8 @@
         {%- do exceptions.raise_compiler_error(spec.owner ~ ' has on_schema_change: ' ~ setting ~ ', and its query '
             ~ 'now selects `' ~ column.name ~ '` as ' ~ column.data_type ~ ' where its table ' ~ relation ~ ' holds '
             ~ old_type ~ ', a change Iceberg cannot make in place (it only widens int to bigint, float to double '
-            ~ 'and a decimal\'s precision); nothing was written. Fix: cast `' ~ column.name ~ '` to ' ~ old_type
-            ~ ' in the query, or rebuild the table: dbt run --full-refresh -s ' ~ spec.model
-            ~ ' (remembered deletes are kept).') -%}
+            ~ 'and a decimal\'s precision); nothing was written. Fix: '
+            ~ lakeplan.lakeplan_upsert_retype_fix(column.name, old_type, column.data_type)) -%}
     {%- endfor -%}
     {%- set additions = [] -%}
     {%- for column in added -%}
@@ -74,6 +72,22 @@
         ~ lakeplan.lakeplan_schema_changes_text(added, removed, retyped) ~ '.', info=true) -%}
 {% endmacro %}
 
+{#- The on_schema_change that takes a changed query and keeps every stored value: append_new_columns keeps the columns
+    the query no longer selects; only sync_all_columns changes a type (by widening it), and it drops those columns. -#}
+{% macro lakeplan_schema_change_fix(removed, retyped) %}
+    {%- set rebuild = lakeplan.lakeplan_upsert_rebuild() ~ '.' -%}
+    {%- set dropped = removed | map(attribute='name') | join('`, `') -%}
+    {%- for column, old_type in retyped if not lakeplan.lakeplan_iceberg_widens(old_type, column.data_type) -%}
+        {{ return(lakeplan.lakeplan_upsert_retype_fix(column.name, old_type, column.data_type)) }}
+    {%- endfor -%}
+    {%- if not retyped -%}
+        {{ return('set on_schema_change to append_new_columns, which keeps every stored column, or ' ~ rebuild) }}
+    {%- endif -%}
+    {{ return('set on_schema_change to sync_all_columns, which widens ' ~ lakeplan.lakeplan_schema_changes_text([], [],
+        retyped) ~ ' in place' ~ ('; it also drops `' ~ dropped ~ '` with their values, unless the query selects them '
+        ~ 'again' if removed else '') ~ ', or ' ~ rebuild) }}
+{% endmacro %}
+
 {#- The differences between a query's columns and its table's, as text: "new `extra` string, ...". -#}
 {% macro lakeplan_schema_changes_text(added, removed, retyped) %}
     {%- set parts = [] -%}
@@ -83,4 +97,28 @@
         {%- do parts.append('`' ~ column.name ~ '` ' ~ old_type ~ ' -> ' ~ column.data_type) -%}
     {%- endfor -%}
     {{ return(parts | join(', ')) }}
+{% endmacro %}
+
+{#- How an upsert whose query now gives `column` the type `new` keeps every value of its table, stored as `stored`:
+    Iceberg widens some types in place (sync_all_columns does it); a cast into the stored type is named only where it
+    keeps every value, as Spark's cast turns a value the type cannot hold into NULL or another number, in silence. -#}
+{% macro lakeplan_upsert_retype_fix(column, stored, new) %}
+    {%- set rebuild = lakeplan.lakeplan_upsert_rebuild() -%}
+    {%- if lakeplan.lakeplan_iceberg_widens(stored, new) -%}
+        {{ return('set `on_schema_change: sync_all_columns` on `' ~ model.name ~ '`: it widens `' ~ column ~ '` from '
+            ~ stored ~ ' to ' ~ new ~ ' in place and keeps every value (it also drops the columns the query no longer '
+            ~ 'selects), or ' ~ rebuild ~ '.') }}
+    {%- elif lakeplan.lakeplan_cast_is_lossless(new, stored) -%}
+        {{ return('cast `' ~ column ~ '` to ' ~ stored ~ ' in the query, or ' ~ rebuild ~ '.') }}
+    {%- endif -%}
+    {{ return(lakeplan.lakeplan_upsert_rebuild(' to store `' ~ column ~ '` as ' ~ new) ~ '; casting it to ' ~ stored
+        ~ ' in the query instead would turn each value ' ~ stored ~ ' cannot hold into NULL or another number, '
+        ~ 'in silence.') }}
+{% endmacro %}
+
+{#- The rebuild an upsert's fixes name (`purpose`: what it is for): from its query, with the deletes its tombstones
+    remember. -#}
+{% macro lakeplan_upsert_rebuild(purpose='') %}
+    {{ return('rebuild the table' ~ purpose ~ ': dbt run --full-refresh -s ' ~ model.name
+        ~ ' (remembered deletes are kept)') }}
 {% endmacro %}

@@ -17,7 +17,8 @@
     {%- if config.get('contract').enforced -%}
         {%- do lakeplan.lakeplan_assert_contract(spec.owner,
             'select ' ~ lakeplan.lakeplan_quote_list(columns) ~ ' from (' ~ compiled_code ~ ') as lakeplan_query',
-            none if creates else target_relation) -%}
+            none if creates else target_relation,
+            widens=config.get('on_schema_change') == 'sync_all_columns') -%}
     {%- endif -%}
     {%- set writes = lakeplan.lakeplan_writes(existing_relation) -%}
     {%- if not creates -%}
@@ -26,9 +27,7 @@
     {#- after on_schema_change has widened what it may (under --empty nothing is altered, so nothing is compared) -#}
     {%- if not creates and writes -%}
         {%- do lakeplan.lakeplan_validate_stored_types(existing_relation, get_column_schema_from_query(compiled_code),
-            'upsert `' ~ model.name ~ '`', 'its query now gives',
-            'cast `{column}` back to {stored} in `' ~ model.name ~ '`, or rebuild the table with `dbt run -s '
-            ~ model.name ~ ' --full-refresh`.') -%}
+            'upsert `' ~ model.name ~ '`', 'its query now gives', lakeplan.lakeplan_upsert_retype_fix) -%}
     {%- endif -%}
 
     {{ run_hooks(pre_hooks) }}
