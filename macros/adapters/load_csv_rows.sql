@@ -40,8 +40,9 @@
     {%- if digest and old_relation and not full_refresh
         and lakeplan.lakeplan_read_table_properties(old_relation).get('lakeplan.seed') == digest -%}
         {%- do lakeplan.lakeplan_invocation_cache('lakeplan_seeds_kept').update({this | string: true}) -%}
-        {%- do log('lakeplan: seed `' ~ model.name ~ '` is as its table ' ~ this ~ ' was loaded (same CSV and settings), '
-            ~ 'so the table is kept as it is: models that read it with new_rows find nothing new.', info=true) -%}
+        {%- do log('lakeplan: seed `' ~ model.name ~ '` is as its table ' ~ this ~ ' was loaded (same CSV and '
+            ~ 'settings), so the table is kept as it is: models that read it with new_rows find nothing new.',
+            info=true) -%}
         {{ return('') }}
     {%- endif -%}
     {%- if old_relation -%}{%- do adapter.drop_relation(old_relation) -%}{%- endif -%}
@@ -49,7 +50,8 @@
 {% endmacro %}
 
 {#- What a seed's table is loaded from: dbt's checksum of its CSV and its config (column types, delimiter, table
-    settings), as one md5; none for a CSV over 1 MB, which dbt checksums by its path only, so it is loaded every time. -#}
+    settings), as one md5; none for a CSV over 1 MB, which dbt checksums by its path only, so it is loaded every
+    time. -#}
 {% macro lakeplan_seed_digest(model) %}
     {%- if model.checksum.name != 'sha256' -%}{{ return(none) }}{%- endif -%}
     {{ return(local_md5(model.checksum.checksum ~ tojson(model.config, sort_keys=true))) }}

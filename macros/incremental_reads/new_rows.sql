@@ -146,10 +146,11 @@
     {%- for node in graph.nodes.values() if node.relation_name and lakeplan.lakeplan_relation_name(node.relation_name)
         == name and node.resource_type in ['seed', 'model'] -%}
         {%- if node.resource_type == 'seed' -%}
-            {{ return('it is the seed `' ~ node.name ~ '`, which `dbt seed` loaded again (its CSV or its config changed, '
-                ~ 'or --full-refresh)') }}
+            {{ return('it is the seed `' ~ node.name ~ '`, which `dbt seed` loaded again (its CSV or its config '
+                ~ 'changed, or --full-refresh)') }}
         {%- elif lakeplan.lakeplan_plan(node).kind.table and not lakeplan.lakeplan_plan(node).kind.stateful -%}
-            {{ return('it is the model `' ~ node.name ~ '`, materialized as table, which every run of it creates again') }}
+            {{ return('it is the model `' ~ node.name ~ '`, materialized as table, which every run of it creates '
+                ~ 'again') }}
         {%- endif -%}
         {{ return('it was replaced (a --full-refresh of `' ~ node.name ~ '`, which writes it) or rolled back') }}
     {%- endfor -%}

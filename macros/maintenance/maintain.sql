@@ -149,7 +149,8 @@
         {%- set options = {'target-file-size-bytes': settings.target_file_bytes,
             'min-file-size-bytes': settings.small_file_bytes, 'min-input-files': 2} -%}
         {%- if applies_deletes -%}{%- do options.update({'delete-file-threshold': 1}) -%}{%- endif -%}
-        {%- set result = lakeplan.lakeplan_call_procedure('rewrite_data_files', relation, {'options': options}, failures) -%}
+        {%- set result = lakeplan.lakeplan_call_procedure('rewrite_data_files', relation, {'options': options},
+            failures) -%}
         {%- if failures -%}{{ return(true) }}{%- endif -%}
         {%- do log(said ~ 'rewrite_data_files (' ~ due ~ '): ' ~ result.rewritten_data_files_count
             ~ ' data files rewritten into ' ~ result.added_data_files_count ~ ', ' ~ result.rewritten_bytes_count
@@ -220,7 +221,8 @@
     {%- set row = run_query(measured).rows[0] -%}
     {%- set data_rows, deleted_rows = row[1] | int, row[2] | int -%}
     {%- set nested = [] -%}
-    {%- for column in adapter.get_columns_in_relation(relation) if modules.re.search('(map|array)<', column.dtype | lower) -%}
+    {%- for column in adapter.get_columns_in_relation(relation)
+        if modules.re.search('(map|array)<', column.dtype | lower) -%}
         {%- do nested.append(column.name) -%}
     {%- endfor -%}
     {{ return({'small_files': row[0] | int, 'deleted_share': (deleted_rows / data_rows) if data_rows else 0,
@@ -250,7 +252,8 @@
     {%- for name, value in arguments.items() -%}
         {%- set pairs = [] -%}
         {%- for key, item in (value.items() if value is mapping else []) -%}
-            {%- do pairs.append(lakeplan.lakeplan_string_literal(key) ~ ', ' ~ lakeplan.lakeplan_string_literal(item)) -%}
+            {%- do pairs.append(lakeplan.lakeplan_string_literal(key) ~ ', '
+                ~ lakeplan.lakeplan_string_literal(item)) -%}
         {%- endfor -%}
         {%- do named.append(name ~ ' => ' ~ ('map(' ~ pairs | join(', ') ~ ')' if value is mapping else value)) -%}
     {%- endfor -%}

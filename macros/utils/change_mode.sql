@@ -21,7 +21,8 @@
         {%- set table_rows = run_query("select coalesce((select cast(summary['total-records'] as bigint) from "
             ~ relation ~ '.snapshots where snapshot_id = (select snapshot_id from ' ~ relation ~ ".refs where name = "
             ~ "'main')), (select coalesce(sum(record_count), 0) from " ~ relation ~ '.data_files)) - (select '
-            ~ 'coalesce(sum(if(live, record_count, 0)), 0) from (' ~ lakeplan.lakeplan_live_deletes_sql(relation) ~ '))')
+            ~ 'coalesce(sum(if(live, record_count, 0)), 0) from (' ~ lakeplan.lakeplan_live_deletes_sql(relation)
+            ~ '))')
             .columns[0].values()[0] -%}
         {%- set plan = run_query('explain cost ' ~ reads).rows[0][0].split('== Physical Plan ==')[0] -%}
         {%- set leaves = modules.re.findall('RelationV2\\[[^\\]]*\\] \\S+, Statistics\\(([^)]*)\\)', plan)

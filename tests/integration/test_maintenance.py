@@ -259,11 +259,12 @@ def live_delete_files(spark, table):
 
 
 def test_a_merge_on_read_upsert_with_map_and_array_columns_is_maintained(make_project, spark):
-    """Iceberg 1.10.2's rewrite_position_delete_files fails on a table with a map or array column (apache/iceberg#14619):
-    each update of an `auto` upsert lands as a position delete; the second crosses `deleted_share` and the write
-    compacts by rewrite_data_files, which applies the deletes, and keeps the applied delete files (no live file needs
-    them) rather than call that procedure. The figures (deleted share, delete files) and `auto`'s row count then count
-    only the deletes a live data file needs: the table holds 6 rows, not 6 less the 2 deletes left behind."""
+    """Iceberg 1.10.2's rewrite_position_delete_files fails on a table with a map or array column
+    (apache/iceberg#14619): each update of an `auto` upsert lands as a position delete; the second crosses
+    `deleted_share` and the write compacts by rewrite_data_files, which applies the deletes, and keeps the applied
+    delete files (no live file needs them) rather than call that procedure. The figures (deleted share, delete
+    files) and `auto`'s row count then count only the deletes a live data file needs: the table holds 6 rows, not 6
+    less the 2 deletes left behind."""
     maintenance = {"deleted_share": 0.25, "delete_files": 3, "small_files": 1000, "expire_after_hours": None}
     project = make_project("maint_nested", {"models/current.sql": NESTED % (maintenance, "")})
     table = "lakeplan_maint_nested.current"
