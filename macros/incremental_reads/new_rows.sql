@@ -95,7 +95,7 @@
             'expired': 'snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table
                 ~ '` consumed, or one after it, has expired',
             'replaced': 'snapshot ' ~ consumed ~ ' of it, which the last write of `' ~ table ~ '` consumed, is not in '
-                ~ 'its history any more: it was replaced (a --full-refresh of the model that writes it) or rolled back',
+                ~ 'its history any more: ' ~ lakeplan.lakeplan_replaced_by(relation),
             'changed': 'snapshots since the last write of `' ~ table ~ '` changed or removed rows ('
                 ~ changed | join(', ') ~ ')'}[kind] -%}
         {#- the marker tells the write why the input is read whole (lakeplan_new_rows_read_whole): a target whose
@@ -135,6 +135,26 @@
     {%- if key -%}{{ return(marker ~ '(' ~ keys_of ~ view ~ ')') }}{%- endif -%}
     {{ return(marker ~ '(select ' ~ lakeplan.lakeplan_quote_list(columns) ~ ' from ' ~ view
         ~ " where _change_type = 'INSERT')") }}
+{% endmacro %}
+
+{#- Why the table `relation` has a new history, by what writes it: a seed `dbt seed` loaded again (its CSV or config
+    changed, or --full-refresh: lakeplan keeps an unchanged seed's table, spark__reset_csv_table), a model materialized
+    as table (every run of it creates the table again), another model (a --full-refresh of it), or, where this project
+    does not write it, a replace or a rollback. -#}
+{% macro lakeplan_replaced_by(relation) %}
+    {%- set name = lakeplan.lakeplan_relation_name(relation) -%}
+    {%- for node in graph.nodes.values() if node.relation_name and lakeplan.lakeplan_relation_name(node.relation_name)
+        == name and node.resource_type in ['seed', 'model'] -%}
+        {%- if node.resource_type == 'seed' -%}
+            {{ return('it is the seed `' ~ node.name ~ '`, which `dbt seed` loaded again (its CSV or its config '
+                ~ 'changed, or --full-refresh)') }}
+        {%- elif lakeplan.lakeplan_plan(node).kind.table and not lakeplan.lakeplan_plan(node).kind.stateful -%}
+            {{ return('it is the model `' ~ node.name ~ '`, materialized as table, which every run of it creates '
+                ~ 'again') }}
+        {%- endif -%}
+        {{ return('it was replaced (a --full-refresh of `' ~ node.name ~ '`, which writes it) or rolled back') }}
+    {%- endfor -%}
+    {{ return('it was replaced (by whatever writes it: this project does not) or rolled back') }}
 {% endmacro %}
 
 {#- The table that consumes what the model being compiled reads: a member's target, or the model itself; none while

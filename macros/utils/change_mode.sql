@@ -14,17 +14,16 @@
     {%- set mode = setting.mode | replace('_', '-') -%}
     {%- set reason = 'change_mode: ' ~ setting.mode -%}
     {%- if setting.mode == 'auto' -%}
-        {#- the rows the table holds: its data files' rows less the rows its delete files remove, as the summary of
-            its current snapshot totals them (the metadata, not the manifests), else counted over its files -#}
-        {%- set table_rows = run_query("select cast(summary['total-records'] as bigint) - cast(summary["
-            ~ "'total-position-deletes'] as bigint) - cast(summary['total-equality-deletes'] as bigint) from " ~ relation
-            ~ '.snapshots where snapshot_id = (select snapshot_id from ' ~ relation ~ ".refs where name = 'main')")
+        {#- the rows the table holds: its data files' rows, as the summary of its current snapshot totals them (the
+            metadata, not the manifests; else counted over its files), less the rows its delete files remove, of those
+            a live data file needs (lakeplan_live_deletes_sql: not those a compaction left behind, which the summary
+            still counts) -#}
+        {%- set table_rows = run_query("select coalesce((select cast(summary['total-records'] as bigint) from "
+            ~ relation ~ '.snapshots where snapshot_id = (select snapshot_id from ' ~ relation ~ ".refs where name = "
+            ~ "'main')), (select coalesce(sum(record_count), 0) from " ~ relation ~ '.data_files)) - (select '
+            ~ 'coalesce(sum(if(live, record_count, 0)), 0) from (' ~ lakeplan.lakeplan_live_deletes_sql(relation)
+            ~ '))')
             .columns[0].values()[0] -%}
-        {%- if table_rows is none -%}
-            {%- set table_rows = run_query('select (select coalesce(sum(record_count), 0) from ' ~ relation
-                ~ '.data_files) - (select coalesce(sum(record_count), 0) from ' ~ relation ~ '.delete_files)')
-                .columns[0].values()[0] -%}
-        {%- endif -%}
         {%- set plan = run_query('explain cost ' ~ reads).rows[0][0].split('== Physical Plan ==')[0] -%}
         {%- set leaves = modules.re.findall('RelationV2\\[[^\\]]*\\] \\S+, Statistics\\(([^)]*)\\)', plan)
             + modules.re.findall('(?<![A-Za-z])(?:Relation|HiveTableRelation|LogicalRDD|InMemoryRelation)\\b[^\\n]*Statistics\\(([^)]*)\\)', plan) -%}

@@ -319,9 +319,22 @@ def query_columns(adapter, sql: str) -> list:
     return [adapter.Column.create(row[0], row[1]) for row in described.rows]
 
 
+def attempt(adapter, sql: str) -> dict:
+    """Runs `sql` for a caller that reports its failure itself: {'table': its result} or {'error': Spark's sentence}
+    (the Java stack stays in the debug log). Maintenance after a committed write uses it (`adapter.lakeplan_attempt`),
+    so that a failed procedure reads as that, not as a failed write."""
+    from dbt_common.exceptions import DbtRuntimeError
+
+    try:
+        _, table = adapter.execute(sql, auto_begin=False, fetch=True)
+    except DbtRuntimeError as error:
+        return {"error": " ".join(str(error.msg).split())}
+    return {"table": table}
+
+
 def install() -> None:
-    """Replaces dbt-spark's quoting, missing-column comparison and query column types, wraps its relation listing,
-    its error handler and its opening of a connection, once per process."""
+    """Replaces dbt-spark's quoting, missing-column comparison and query column types, adds `lakeplan_attempt`, wraps
+    its relation listing, its error handler and its opening of a connection, once per process."""
     from dbt.adapters.spark.connections import SparkConnectionManager
     from dbt.adapters.spark.impl import SparkAdapter
 
@@ -340,6 +353,8 @@ def install() -> None:
     SparkAdapter.get_missing_columns = lambda self, source, target: missing_columns(
         self.get_columns_in_relation(source), self.get_columns_in_relation(target))
     SparkAdapter.get_column_schema_from_query = query_columns
+    SparkAdapter.lakeplan_attempt = attempt
+    SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt"}  # what Jinja's `adapter` may call
 
     def build_spark_relation_list(self, row_list, relation_info_func):
         def information(row):

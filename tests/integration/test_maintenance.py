@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.conftest import JAVA_FRAME
+from tests.conftest import JAVA_FRAME, write_files
 from tests.integration.test_partial_update import member, rows, target_yml
 from tests.integration.test_tombstones import CHANGES
 
@@ -239,3 +239,88 @@ def test_expiry_keeps_the_snapshots_a_new_rows_reader_has_not_read(make_project,
         assert len(operations(spark, events_table)) == min(n, 2), n
     # the log names the members and what each reads with, not their target's table
     assert "those `latest` read with changed_keys, `seen` read with new_rows last and since" in project.shown
+
+
+NESTED = ("{{ config(materialized='upsert', unique_key='id', change_mode='auto', maintenance=%s%s) }}\n"
+          "select id, map('n', val) as counts, array(cast(val as string)) as labels, named_struct('v', val) as info, "
+          "'+I' as _op from {{ ref('updates') }}")
+# each batch's rows, the seed `updates` of that run: six rows, then one row changed per batch
+BATCHES = {1: [(i, 0) for i in range(1, 7)], 2: [(1, 2)], 3: [(2, 3)], 4: [(3, 4)]}
+
+
+def build_batch(project, batch, batches=BATCHES):
+    """`dbt build` with the seed holding that batch's rows."""
+    write_files(project.path, {"seeds/updates.csv": "id,val\n" + "".join(f"{i},{v}\n" for i, v in batches[batch])})
+    project.run("build")
+
+
+def live_delete_files(spark, table):
+    """The delete files of the table a live data file needs: those naming (by their file_path bounds) a data file
+    still in the table."""
+    return spark.sql(f"select count(*) from {table}.delete_files where cast(lower_bounds[2147483546] as string) in "
+                     f"(select file_path from {table}.data_files)").collect()[0][0]  # fmt: skip
+
+
+def test_a_merge_on_read_upsert_with_map_and_array_columns_is_maintained(make_project, spark):
+    """Iceberg 1.10.2's rewrite_position_delete_files fails on a table with a map or array column
+    (apache/iceberg#14619): each update of an `auto` upsert lands as a position delete; the second crosses
+    `deleted_share` and the write compacts by rewrite_data_files, which applies the deletes, and keeps the applied
+    delete files (no live file needs them) rather than call that procedure. The figures (deleted share, delete
+    files) and `auto`'s row count then count only the deletes a live data file needs: the table holds 6 rows, not 6
+    less the 2 deletes left behind."""
+    maintenance = {"deleted_share": 0.25, "delete_files": 3, "small_files": 1000, "expire_after_hours": None}
+    project = make_project("maint_nested", {"models/current.sql": NESTED % (maintenance, "")})
+    table = "lakeplan_maint_nested.current"
+    for batch in (1, 2, 3, 4):
+        build_batch(project, batch)
+        if batch > 1:  # one row of the table's six changes: merge-on-read, counted against all six
+            assert "lands its change merge-on-read (the inputs hold 1 rows against the table's 6, " in project.shown
+        if batch == 3:  # 2 of 8 data rows deleted: 25.0%
+            assert ("lakeplan maintenance of `current`: rewrite_data_files (25.0% of rows deleted (threshold 25.0%)): "
+                    in project.shown)  # fmt: skip
+            assert "rewrite_position_delete_files" not in project.shown
+            assert "replace" in operations(spark, table) and live_delete_files(spark, table) == 0
+    assert [row[:2] for row in rows(spark, table)] == [(1, {"n": 2}), (2, {"n": 3}), (3, {"n": 4}), (4, {"n": 0}),
+                                                       (5, {"n": 0}), (6, {"n": 0})]  # fmt: skip
+    # batch 4 left one live delete of its row; what the compaction applied stays, and counts for nothing
+    assert files(spark, table)[2] > live_delete_files(spark, table) == 1
+    project.run("run-operation", "lakeplan_maintain", "--args", "{select: current}")
+    assert ("small data files (threshold 1000), 14.3% of rows deleted (threshold 25.0%), 1 delete files (threshold 3)"
+            in project.shown)  # fmt: skip
+
+
+def test_many_delete_files_of_a_table_with_a_map_column_are_applied_by_rewriting_data_files(make_project, spark):
+    """`delete_files` crossed on a table rewrite_position_delete_files cannot compact: rewrite_data_files rewrites the
+    data files that carry deletes, and the log line says why. Id 1 changes twice: its first change is a delete in
+    the first data file, its second one in the file the first change wrote (one delete file per data file)."""
+    maintenance = {"deleted_share": 1, "delete_files": 2, "small_files": 1000, "expire_after_hours": None}
+    project = make_project("maint_nested_files", {"models/current.sql": NESTED % (maintenance, "")})
+    table = "lakeplan_maint_nested_files.current"
+    for batch in (1, 2, 3):
+        build_batch(project, batch, {**BATCHES, 3: [(1, 3)]})
+    assert ("rewrite_data_files (2 delete files (threshold 2), applied: the table has a map or array column, on which "
+            "rewrite_position_delete_files fails): ") in project.shown  # fmt: skip
+    assert live_delete_files(spark, table) == 0
+    assert [row[:2] for row in rows(spark, table)][:3] == [(1, {"n": 3}), (2, {"n": 0}), (3, {"n": 0})]
+
+
+def test_maintenance_that_fails_after_the_write_is_reported_as_such_and_the_run_goes_on(make_project, spark):
+    """Expiry on a table with `gc.enabled` false fails in Iceberg; after the write that is a warning saying the write
+    committed, which procedure failed and what to do; the rows are in the table and the run succeeds. Under
+    lakeplan_maintain, maintenance is the job: it fails, naming the model and the procedure."""
+    maintenance = {"expire_after_hours": 0, "keep_snapshots": 1}
+    project = make_project("maint_fails", {
+        "models/current.sql": NESTED % (maintenance, ", tblproperties={'gc.enabled': 'false'}")})
+    table = "lakeplan_maint_fails.current"
+    build_batch(project, 1)
+    build_batch(project, 2)
+    assert ("lakeplan maintenance of `current` failed after its write committed (the rows are written; only the upkeep "
+            "stopped): expire_snapshots failed: ") in project.shown  # fmt: skip
+    assert ("Fix: correct the cause, then run `dbt run-operation lakeplan_maintain --args '{select: current}'`; or set "
+            "`maintenance: {after_write: false}` and schedule that.") in project.shown  # fmt: skip
+    assert not JAVA_FRAME.search(project.shown)
+    assert (1, {"n": 2}) in [row[:2] for row in rows(spark, table)]
+    result, _ = project.invoke("run-operation", "lakeplan_maintain", "--args", "{select: current}")
+    assert not result.success
+    assert "lakeplan_maintain: maintenance of `current` failed: expire_snapshots failed: " in project.shown
+    assert "Traceback" not in project.shown and not JAVA_FRAME.search(project.shown)

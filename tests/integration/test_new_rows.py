@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.conftest import snapshots
+from tests.conftest import snapshots, write_files
 from tests.integration.test_explain import explain
 
 SCHEMA = "lakeplan_new_rows"
@@ -482,8 +482,8 @@ def test_a_rule_that_counts_rows_again_stops_where_the_input_changed_or_expired(
     spark.sql(f"call system.rollback_to_snapshot('{schema}.orders', {before})")
     spark.sql(f"insert into {schema}.orders values (6, 10, 1)")
     log = project.fail("run")
-    assert ("which the last write of `tallies` consumed, is not in its history any more: it was replaced (a "
-            "--full-refresh of the model that writes it) or rolled back, so what is new since cannot be told") in log
+    assert ("which the last write of `tallies` consumed, is not in its history any more: it was replaced (by "
+            "whatever writes it: this project does not) or rolled back, so what is new since cannot be told") in log
     assert ("Fix: rebuild it with `dbt run -s tallies --full-refresh` after each rebuild or rollback of "
             "lakeplan_new_rows_tally.orders.") in log
 
@@ -554,3 +554,31 @@ models:
     code, _, models = explain(project)
     assert code == 1 and models["plain"]["error"] is None  # explained
     assert f"`m` reads new_rows({schema}.gone), which does not exist" in models["wide"]["error"]
+
+
+def test_an_unchanged_seed_is_nothing_new_and_a_reloaded_one_is_said_to_be(make_project, spark):
+    """`dbt build` twice over an unchanged seed: lakeplan keeps the seed's table (the same snapshot), so the upsert that
+    reads it with new_rows finds nothing new and writes nothing. A changed CSV is loaded again, and the log says that
+    `dbt seed` loaded it again, not that the model writing it was refreshed."""
+    schema = "lakeplan_new_rows_seed"
+    project = make_project("new_rows_seed", {
+        "seeds/orders.csv": "id,amount\n1,5\n2,7\n",
+        "models/current.sql": "{{ config(materialized='upsert', unique_key='id') }}\n"
+                              "select id, amount, '+I' as _op from {{ lakeplan.new_rows(ref('orders')) }}",
+    })  # fmt: skip
+    head = f"select snapshot_id from {schema}.orders.refs where name = 'main'"
+    project.run("build")
+    loaded, written = spark.sql(head).first()[0], snapshots(spark, f"{schema}.current")
+    project.run("build")
+    assert "lakeplan: seed `orders` is as its table" in project.shown
+    assert "`current`: its query reads nothing new since its last write" in project.shown
+    assert spark.sql(head).first()[0] == loaded and snapshots(spark, f"{schema}.current") == written
+
+    write_files(project.path, {"seeds/orders.csv": "id,amount\n1,5\n2,8\n3,1\n"})
+    project.run("build")
+    assert spark.sql(head).first()[0] != loaded
+    assert ("is not in its history any more: it is the seed `orders`, which `dbt seed` loaded again (its CSV or its "
+            "config changed, or --full-refresh)") in project.shown  # fmt: skip
+    assert "--full-refresh of" not in project.shown
+    assert sorted(tuple(r) for r in spark.sql(f"select id, amount from {schema}.current").collect()) == [
+        (1, 5), (2, 8), (3, 1)]
