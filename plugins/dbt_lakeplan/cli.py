@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
 def explain_command(args: argparse.Namespace) -> int:
     from dbt_lakeplan import explain_render
     from dbt_lakeplan.explain_dbt import ExplainError, Options, explain_project
+    from dbt_lakeplan.explain_layout import NoGraphviz
 
     options = Options(select=args.select, exclude=args.exclude, target=args.target, vars=args.vars,
                       project_dir=args.project_dir, state=args.state, progress=not args.no_progress)  # fmt: skip
@@ -48,7 +49,12 @@ def explain_command(args: argparse.Namespace) -> int:
             (target / name).unlink(missing_ok=True)
         return 2
     print(explain_render.terminal_table(report))
-    written = [explain_render.write_json(report, target), explain_render.write_html(report, target)]
+    written = [explain_render.write_json(report, target)]
+    try:
+        written.append(explain_render.write_html(report, target))
+    except NoGraphviz as missing:  # the page only: the table and the JSON need no layout
+        (target / explain_render.HTML_FILE).unlink(missing_ok=True)
+        print(f"lakeplan explain: {missing}", file=sys.stderr)
     print("\nwrote " + " and ".join(str(path) for path in written))
     return 1 if report["errors"] or any(model["error"] for model in report["models"]) else 0
 

@@ -210,3 +210,17 @@ def test_a_target_s_write_is_built_once(project, monkeypatch):
     code, _, models = explain(project, "--select", "wide")
     assert code == 0 and models["wide"]["write_groups"]
     assert contexts.count("wide") == 2  # its compiled write, then explain's macro
+
+
+def test_without_graphviz_the_table_and_json_are_written_and_one_sentence_says_how_to_install_it(
+        project, monkeypatch, tmp_path, capsys):
+    page = project.path / "target" / "lakeplan_explain.html"
+    page.write_text("an earlier page")  # not to be read as this run's
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` there (Spark's JVM runs already)
+    code, report, models = explain(project, "--select", "joined")
+    assert code == 0 and list(models) == ["joined"] and not page.exists()
+    out, err = capsys.readouterr()
+    assert "joined" in out
+    [line] = err.strip().splitlines()
+    assert line.startswith("lakeplan explain: Graphviz's `dot` is not on the PATH")
+    assert "apt-get install graphviz" in line

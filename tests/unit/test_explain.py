@@ -4,6 +4,7 @@ import re
 
 from dbt_lakeplan.explain import (after_upstream_writes, change_report, exchanges, moved_tables, state_report, statement,
                                   write_groups)
+from dbt_lakeplan.explain_layout import spline_path
 from dbt_lakeplan.explain_render import dag_svg
 from dbt_lakeplan.explain_state import classify, compare_manifests
 
@@ -157,7 +158,7 @@ def test_a_model_that_would_find_nothing_new_runs_after_a_selected_model_it_read
 def model_report(name, inputs=(), member_of=None, groups=()):
     return {"unique_id": f"model.p.{name}", "name": name, "sources": [], "inputs": list(inputs), "moved_inputs": [],
             "member_of": member_of, "write_groups": [{"members": list(g)} for g in groups], "state": None,
-            "shuffles": 0, "error": None}
+            "shuffles": 0, "error": None, "materialized": "table"}
 
 
 def test_the_page_draws_each_member_into_its_target_and_every_write_group_in_its_own_colour():
@@ -168,3 +169,16 @@ def test_the_page_draws_each_member_into_its_target_and_every_write_group_in_its
     assert 'data-from="model.p.a_m" data-to="model.p.a"' in svg and 'data-from="model.p.b_m" data-to="model.p.b"' in svg
     fills = dict(re.findall(r'data-id="model\.p\.(\w+)"[^>]*>\s*<rect [^>]*fill="([^"]+)"', svg))
     assert fills["a_m"] != fills["b_m"], fills
+
+
+def test_every_input_of_a_selected_model_is_a_node_seeds_and_unselected_models_too():
+    inputs = ["seed.p.tickets", "source.p.shop.orders", "model.p.outside"]
+    report = {"models": [model_report("t", groups=[["m"]]), model_report("m", inputs, member_of="t")]}
+    svg = dag_svg(report)
+    for uid in ("seed.p.tickets", "source.p.shop.orders", "model.p.outside"):
+        assert f'data-id="{uid}"' in svg and f'data-from="{uid}" data-to="model.p.m"' in svg
+
+
+def test_a_dot_spline_becomes_an_svg_path_in_svg_coordinates():
+    # dot's y axis points up: in a graph 100 high, y=90 is 10 from the top
+    assert spline_path("e,50,10 0,90 10,80 20,70 30,60", 100) == "M0.0,10.0 C10.0,20.0 20.0,30.0 30.0,40.0 L50.0,90.0"
