@@ -16,7 +16,7 @@ from typing import Any
 
 from dbt_lakeplan.statement_options import HEADER
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: change.reads keyed by the input's name (not its relation), names, sources[].name
 # dbt's query comment and comment lines in front of a statement
 LEADING_COMMENTS = re.compile(r"\A(?:\s*/\*.*?\*/|\s*--[^\n]*(?:\n|\Z))*\s*", re.DOTALL)
 PLANNED = re.compile(r"(merge\s+into|insert\s|create\s+(or\s+replace\s+)?table\s|replace\s+table\s|select\b|with\b|\()",
@@ -146,8 +146,9 @@ def moved_tables(plan: str, tables: list[str]) -> list[str]:
     return moved
 
 
-def source_report(unique_id: str, plan: dict[str, Any] | None) -> dict[str, Any]:
-    """A source a model reads: its declared scan_parallelism, distribution and partition count."""
+def source_report(unique_id: str, name: str, plan: dict[str, Any] | None) -> dict[str, Any]:
+    """A source a model reads (`name`: as the user writes it, `shop.orders`): its declared scan_parallelism,
+    distribution and partition count."""
     plan = plan or {}
     keyed, parallelism = plan.get("keyed"), plan.get("parallelism")
     if keyed:
@@ -160,7 +161,7 @@ def source_report(unique_id: str, plan: dict[str, Any] | None) -> dict[str, Any]
         distribution, partitions = f"hashed on {', '.join(plan.get('primary_key') or [])}", parallelism
     else:
         distribution, partitions = "round-robin", parallelism
-    return {"unique_id": unique_id, "scan_parallelism": parallelism, "changelog_mode": plan.get("changelog_mode"),
+    return {"unique_id": unique_id, "name": name, "scan_parallelism": parallelism, "changelog_mode": plan.get("changelog_mode"),
             "distribution": distribution, "partitions": partitions}  # fmt: skip
 
 
@@ -220,23 +221,30 @@ NEW_ROWS = re.compile(r"/\* lakeplan new_rows: (\S+) at (\S+) after (\S+) \*/") 
 READS_ALL = re.compile(r"/\* lakeplan (?:new_rows|changed_keys) reads all of (\S+) \(\w+\): (.*?) \*/")
 
 
-def change_report(plan: dict[str, Any], sql: str) -> dict[str, Any] | None:
+def change_report(plan: dict[str, Any], sql: str, names: dict[str, str] | None = None) -> dict[str, Any] | None:
     """How an `upsert`'s or a target's MERGE lands (its change_mode; `auto` decides at each write) and, per input read
-    with new_rows / changed_keys, what this run would read of it (the comment those macros put in the SQL)."""
+    with new_rows / changed_keys, what this run would read of it (the comment those macros put in the SQL), under
+    the input's name (`names`: `schema.table` -> the user's name, as relation_key gives it)."""
     change = plan.get("change_mode")
     if change is None:
         return None
     reads, whole = {}, dict(READS_ALL.findall(sql))
     for relation, current, consumed in NEW_ROWS.findall(sql):
-        reads[relation] = ("everything: no write consumed it yet" if consumed == "None"
-                           else f"everything: {whole[relation]}" if relation in whole
-                           else "nothing new" if current in (consumed, "None")
-                           else f"what is new: snapshots after {consumed} up to {current}")  # fmt: skip
+        name = (names or {}).get(relation_key(relation), relation)
+        reads[name] = ("everything: no write consumed it yet" if consumed == "None"
+                       else f"everything: {whole[relation]}" if relation in whole
+                       else "nothing new" if current in (consumed, "None")
+                       else f"what is new: snapshots after {consumed} up to {current}")  # fmt: skip
     lands = change["mode"]
     if lands == "auto":
         lands += f" (merge-on-read when the inputs hold at most {change['share']:g} of the table's rows)"
     return {"change_mode": change["mode"], "lands": lands, "reads": reads,
             "maintenance": plan.get("maintenance")}  # fmt: skip
+
+
+def relation_key(relation: str) -> str:
+    """`schema.table` as a relation renders it, or as the manifest names it: one spelling, to look names up by."""
+    return relation.replace("`", "").lower()
 
 
 def after_upstream_writes(models: list[dict[str, Any]]) -> None:

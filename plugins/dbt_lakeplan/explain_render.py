@@ -23,7 +23,7 @@ def _short(uid: str) -> str:
 
 
 def _sources_cell(model: dict[str, Any]) -> str:
-    return ", ".join(f"{_short(s['unique_id'])}: {s['distribution']}"
+    return ", ".join(f"{s['name']}: {s['distribution']}"
                      + (f" x{s['partitions']}" if s["partitions"] else "") for s in model["sources"]) or "-"  # fmt: skip
 
 
@@ -58,7 +58,7 @@ def _change_cell(model: dict[str, Any]) -> str:
     change = model.get("change")
     if not change:
         return "-"
-    reads = [f"{name.rsplit('.', 1)[-1]}: {read.split(':')[0]}" for name, read in change["reads"].items()]
+    reads = [f"{name}: {read.split(':')[0]}" for name, read in change["reads"].items()]
     return change["change_mode"] + (f"; reads {', '.join(reads)}" if reads else "")
 
 

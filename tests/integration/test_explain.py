@@ -224,3 +224,10 @@ def test_without_graphviz_the_table_and_json_are_written_and_one_sentence_says_h
     [line] = err.strip().splitlines()
     assert line.startswith("lakeplan explain: Graphviz's `dot` is not on the PATH")
     assert "apt-get install graphviz" in line
+
+
+def test_a_source_has_one_name_the_users_in_the_json_and_the_table(project, explained, capsys):
+    hashed = explained[2]["hashed"]
+    assert hashed["sources"][0]["name"] == "lake.events_changelog"
+    assert explained[1]["names"]["source.lakeplan.lake.events_changelog"] == "lake.events_changelog"
+    assert explained[1]["names"]["seed.lakeplan.events_seed"] == "events_seed"

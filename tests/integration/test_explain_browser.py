@@ -120,3 +120,6 @@ def test_a_page_with_a_seed_input_draws_it_and_routes_edges_around_boxes(seeded_
     problems, errors, details = check_page(seeded_page)
     assert problems == [] and errors == []
     assert {"seed.lakeplan.tickets_seed", "source.lakeplan.shop.orders"} <= set(details)
+    # one name per input: the source is shop.orders in the graph and in every model's details
+    assert all("shop.orders" in details[f"model.lakeplan.{name}"] for name in ("wide_orders", "customer_wide"))
+    assert not [uid for uid, text in details.items() if "source.lakeplan" in text]

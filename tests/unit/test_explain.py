@@ -128,6 +128,12 @@ def test_how_a_change_lands_and_what_each_input_read_with_new_rows_gives():
     assert change_report({}, sql) is None  # a model without a MERGE
 
 
+def test_each_input_read_with_new_rows_is_named_as_the_user_writes_it_not_by_its_relation():
+    sql = "select * from /* lakeplan new_rows: `shop_raw`.`orders` at 7 after 7 */ (select 1)"
+    names = {"shop_raw.orders": "shop.orders"}  # source('shop', 'orders') reads the table shop_raw.orders
+    assert change_report({"change_mode": {"mode": "copy_on_write"}}, sql, names)["reads"] == {"shop.orders": "nothing new"}
+
+
 def test_the_next_run_follows_the_state_verdict_and_whether_anything_is_new():
     def next_run(**verdict):
         return state_report({"action": "none", "stored": "f", "exists": True, **verdict}, {"fingerprint": "f"})["next_run"]
