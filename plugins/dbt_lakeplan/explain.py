@@ -23,6 +23,11 @@ PLANNED = re.compile(r"(merge\s+into|insert\s|create\s+(or\s+replace\s+)?table\s
                      re.IGNORECASE)  # fmt: skip
 TEMP_VIEW = re.compile(r"create\s+(or\s+replace\s+)?temporary\s+view\s", re.IGNORECASE)
 BRANCH = re.compile(r"(merge\s+into\s+\S+?)\.`?branch_lakeplan_write`?(\s)", re.IGNORECASE)
+# a partial-update target's write where its members find nothing new (macros/materializations/partial_update/plan.sql),
+# after the comment lines of its compiled write
+NOTHING_NEW = re.compile(r"^-- .*: nothing new to write\s*^select 0 as lakeplan_rows\s*\Z", re.MULTILINE)
+NOTHING_SENT = ("nothing is sent: no input its members read with new_rows or changed_keys gained rows since the "
+                "table's last write, so `dbt run` writes nothing")  # fmt: skip
 EXCHANGE = re.compile(r"^(Exchange|BroadcastExchange) (\w+)\((.*?)\)(?:, (\w+))?")
 HINT_ORIGINS = ("REPARTITION_BY_NUM", "REPARTITION_BY_COL", "REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL")
 WRITES = ("ReplaceData", "WriteDelta", "AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic",
@@ -55,6 +60,8 @@ def _body(sql: str) -> str:
 
 def statement(sql: str) -> Statement:
     """What explain may do with one statement: Spark plans what reads or writes rows, never sends what alters."""
+    if NOTHING_NEW.search(sql):
+        return Statement(sql, "skip", {}, NOTHING_SENT)
     header = HEADER.match(sql)
     options = json.loads(header.group(1)) if header else {}
     body = _body(sql)
@@ -161,7 +168,8 @@ def source_report(unique_id: str, name: str, plan: dict[str, Any] | None) -> dic
         distribution, partitions = f"hashed on {', '.join(plan.get('primary_key') or [])}", parallelism
     else:
         distribution, partitions = "round-robin", parallelism
-    return {"unique_id": unique_id, "name": name, "scan_parallelism": parallelism, "changelog_mode": plan.get("changelog_mode"),
+    return {"unique_id": unique_id, "name": name, "scan_parallelism": parallelism,
+            "changelog_mode": plan.get("changelog_mode"),
             "distribution": distribution, "partitions": partitions}  # fmt: skip
 
 
@@ -248,16 +256,28 @@ def relation_key(relation: str) -> str:
 
 
 def after_upstream_writes(models: list[dict[str, Any]]) -> None:
-    """`dbt run` of the selection writes a model before the models that read it: one that would find nothing new
-    does read what a selected model it reads writes first (any with a table, unless that finds nothing new or is
-    refused). Its next run is then `run`, and `after` names those models."""
+    """`dbt run` of the selection writes a model before the models that read it: a model reads what a selected
+    model it reads writes first (any with a table, unless that finds nothing new or is refused), so such an input
+    read with new_rows is not `nothing new`. One that would find nothing new then runs (`after` names those models)
+    and its write, compiled now over nothing new, is not what it will send."""
     writes = {m["unique_id"]: m["name"] for m in models if m.get("relation") and not m.get("member_of")
               and (m.get("state") or {}).get("next_run") not in ("nothing new", "refuse")}  # fmt: skip
     for model in models:
-        state = model.get("state")
         first = sorted(writes[uid] for uid in model.get("inputs", []) if uid in writes)
+        reads = (model.get("change") or {}).get("reads", {})
+        for name in first:
+            if reads.get(name) == "nothing new":
+                reads[name] = f"what {name} writes first in this run (nothing new before)"
+            elif reads.get(name, "everything").startswith("what is new"):
+                reads[name] += f", and what {name} writes first in this run"
+        state = model.get("state")
         if state and state["next_run"] == "nothing new" and first:
             state.update(next_run="run", after=first)
+            for one in model.get("statements", []):
+                if one["reason"] == NOTHING_SENT:
+                    one["reason"] = (f"not planned: nothing is new yet; `dbt run` writes {', '.join(first)} first and "
+                                     "then sends this model's write of what they wrote, which explain can plan once "
+                                     "they have written")  # fmt: skip
 
 
 def state_report(verdict: dict[str, Any] | None, current: dict[str, Any] | None) -> dict[str, Any] | None:

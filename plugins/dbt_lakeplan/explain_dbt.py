@@ -221,7 +221,8 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         statements = live.get("statements") or explain.split_statements(node.compiled_code or "")
         entry["statements"] = _plan_statements(spark, statements, plan.get("distribution", {}).get("parallelism"))
         entry["exchanges"] = [x for s in entry["statements"] for x in s.get("exchanges", [])]
-        entry["shuffles"] = sum(1 for x in entry["exchanges"] if x["shuffle"])
+        planned = any("plan" in s for s in entry["statements"])  # none: nothing sent, or Spark refused each
+        entry["shuffles"] = sum(1 for x in entry["exchanges"] if x["shuffle"]) if planned else None
         tables = {uid: _table(uid, manifest) for uid in inputs}
         plans = "\n".join(s.get("plan", "") for s in entry["statements"])
         moved = explain.moved_tables(plans, [t for t in tables.values() if t])

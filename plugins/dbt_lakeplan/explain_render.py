@@ -29,7 +29,8 @@ def _sources_cell(model: dict[str, Any]) -> str:
 
 def _shuffles_cell(model: dict[str, Any]) -> str:
     if model["shuffles"] is None:
-        return "-"
+        sent = [s for s in model["statements"] if s["action"] != "skip"]
+        return "nothing sent" if model["statements"] and not sent else "-"
     causes = [x["cause"] for x in model["exchanges"] if x["shuffle"]]
     return f"{model['shuffles']}" + (f" ({', '.join(causes)})" if causes else "")
 
@@ -66,14 +67,15 @@ COLUMNS = (("model", lambda m: m["name"]), ("materialized", lambda m: m["materia
            ("sources (distribution x partitions)", _sources_cell), ("shuffles (cause)", _shuffles_cell),
            ("keyed", _keyed_cell), ("write groups", _groups_cell), ("change lands", _change_cell),
            ("next run", _state_cell))  # fmt: skip
-MAX_CELL = 60
+CELL_WIDTH = 60  # characters of a cell shown before `...` (lakeplan explain --width; 0: every character)
 
 
-def terminal_table(report: dict[str, Any]) -> str:
-    """The report as an aligned text table, then its errors and the change comparison, one sentence each."""
+def terminal_table(report: dict[str, Any], width: int = CELL_WIDTH) -> str:
+    """The report as an aligned text table (cells cut at `width` characters), then its errors and the change
+    comparison, one sentence each."""
     rows = [[name for name, _ in COLUMNS]]
     for model in report["models"]:
-        rows.append([_clip(cell(model)) for _, cell in COLUMNS])
+        rows.append([_clip(cell(model), width) for _, cell in COLUMNS])
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
@@ -90,8 +92,8 @@ def terminal_table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 3] + "..."
+def _clip(text: str, width: int) -> str:
+    return text if width <= 0 or len(text) <= width else text[: max(width - 3, 1)] + "..."
 
 
 def write_json(report: dict[str, Any], target_dir: Path) -> Path:
@@ -169,7 +171,8 @@ def dag_svg(report: dict[str, Any]) -> str:
 
 
 ARROW = ('<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="9" markerHeight="9" '
-         'markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>')  # fmt: skip
+         'markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+         '<path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>')  # fmt: skip
 
 
 def _swatch(fill: str = "none", stroke: str = "#555", dash: str = "", line: bool = False) -> str:

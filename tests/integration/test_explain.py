@@ -60,6 +60,13 @@ FILES = {
     "models/wide.sql": "{{ partial_update_target() }}",
     "models/wide.yml": WIDE_YML.format(rule="sum", extra=""),
     "models/wide_totals.sql": member("select account_id, sum(amount) as total from {{ ref('events_seed') }} group by 1"),
+    # a target whose member reads new_rows of a table model the same run writes first (issue 44)
+    "models/thin.sql": "{{ partial_update_target() }}",
+    "models/thin.yml": "version: 2\nmodels:\n  - name: thin\n    config: {unique_key: customer_id}\n    columns:\n"
+                       "      - {name: customer_id, data_type: int}\n      - {name: orders, data_type: bigint}\n",
+    "models/thin_orders.sql": member(
+        "select customer_id, count(*) as orders from {{ lakeplan.new_rows(ref('orders_keyed')) }} group by 1",
+        partial_update_target="thin"),
     "models/wide_ops.sql": member(
         "select account_id, op, seq, op as last_op from {{ ref('events_seed') }}", op_column="op", sequence_by="seq"
     ),
@@ -231,3 +238,21 @@ def test_a_source_has_one_name_the_users_in_the_json_and_the_table(project, expl
     assert hashed["sources"][0]["name"] == "lake.events_changelog"
     assert explained[1]["names"]["source.lakeplan.lake.events_changelog"] == "lake.events_changelog"
     assert explained[1]["names"]["seed.lakeplan.events_seed"] == "events_seed"
+
+
+def test_an_input_written_earlier_in_the_run_is_read_after_that_write_under_the_users_name(explained, capsys):
+    thin = explained[2]["thin"]
+    assert thin["state"]["next_run"] == "run" and thin["state"]["after"] == ["orders_keyed"]
+    # one name per input: the model's name, not its relation lakeplan_explain.orders_keyed
+    assert thin["change"]["reads"] == {
+        "orders_keyed": "what orders_keyed writes first in this run (nothing new before)"}
+    # its write compiled now is `select 0` (nothing new yet): not planned as if it were what the run sends
+    [write] = thin["statements"]
+    assert write["action"] == "skip" and "plan" not in write and thin["shuffles"] is None
+    assert write["reason"].startswith("not planned: nothing is new yet; `dbt run` writes orders_keyed first")
+
+
+def test_width_widens_the_cells_of_the_table(project, capsys):
+    explain(project, "--select", "wide", "--width", "0")
+    wide = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("wide "))
+    assert "..." not in wide
