@@ -8,7 +8,7 @@ SF ?= 0.01
 ACTIVATE := source $(CURDIR)/.venv/bin/activate &&
 export LAKEPLAN_TPCH_DIR := $(CURDIR)/.lakeplan/data/tpch/sf$(SF)
 
-.PHONY: setup data run dbt test lint bench clean cluster-up cluster-down new-project
+.PHONY: setup data run dbt test lint bench clean cluster-up cluster-down new-project explain-png
 
 # The TPC-H example's data; a project started with `make new-project` has no example and needs none.
 TPCH_DATA := $(if $(wildcard models/staging/tpch),scripts/tpch_data.sh,true)
@@ -34,6 +34,11 @@ test: data
 	env -i PATH="$(PATH)" HOME="$(HOME)" bash -c 'source .venv/bin/activate && \
 	  dbt build && dbt show --inline "select count(*) as snapshots from lakeplan.customer_order_status.snapshots" && \
 	  sqlfluff lint models macros tests/singular'
+
+# docs/explain.png: the page of lakeplan explain of the example (after `make run`), in Debian's chromium
+explain-png: setup
+	$(ACTIVATE) lakeplan explain --no-progress >/dev/null && \
+	  python scripts/explain_screenshot.py target/lakeplan_explain.html docs/explain.png
 
 lint: setup
 	$(ACTIVATE) sqlfluff lint models macros tests/singular

@@ -55,18 +55,17 @@ ensure_jarjar() {
   fi
 }
 
-# The browser test of `lakeplan explain`'s page (tests/integration/test_explain_browser.py) drives Debian's chromium
-# with playwright: playwright's own browser download needs the network.
-ensure_chromium() {
-  command -v chromium >/dev/null && return
+# A Debian package for a command, installed as root (reading the package lists first where they are empty or stale);
+# otherwise a line saying what its absence costs and how to install it. ensure_debian_package COMMAND PACKAGE WHY COST
+ensure_debian_package() {
+  command -v "$1" >/dev/null && return
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    step "installing Debian's chromium (the browser test of lakeplan explain's page)"
-    # a machine whose package lists are empty or stale needs them read first
-    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 ||
-      { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; } ||
-      fail "'apt-get install chromium' failed (see above); rerun 'make setup'."
+    step "installing Debian's $2 ($3)"
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1 ||
+      { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null; }; } ||
+      fail "'apt-get install $2' failed (see above); rerun 'make setup'."
   else
-    echo "lakeplan setup: chromium is missing, so the browser test of lakeplan explain's page fails: run 'sudo apt-get install chromium'." >&2
+    echo "lakeplan setup: $2 is missing, so $4: run 'sudo apt-get install $2'." >&2
   fi
 }
 
@@ -86,7 +85,11 @@ main() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     install_python_packages
     ensure_jarjar
-    ensure_chromium
+    # the browser test of explain's page drives Debian's chromium with playwright (its own download needs the network)
+    ensure_debian_package chromium chromium "the browser test of lakeplan explain's page" \
+      "the browser test of lakeplan explain's page fails"
+    # explain's page is laid out by Graphviz's dot (plugins/dbt_lakeplan/explain_layout.py)
+    ensure_debian_package dot graphviz "lakeplan explain's page" "lakeplan explain writes no page"
     echo "$want" > "$stamp"
     step "done"
   fi

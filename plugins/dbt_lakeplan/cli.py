@@ -1,6 +1,7 @@
 """The `lakeplan` console command (pyproject.toml `[project.scripts]`): subcommands over lakeplan's dbt project.
 
     lakeplan explain [--select ...] [--exclude ...] [--target T] [--vars '{...}'] [--project-dir D] [--state DIR]
+                     [--width N]
     lakeplan setup-spark [--home DIR] [--conf-only] [--export NAME=VALUE ...]
 """
 
@@ -9,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from dbt_lakeplan.explain_render import CELL_WIDTH
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -24,6 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--project-dir", help="the dbt project (default: the current folder)")
     explain.add_argument("--state", help="a folder with a previous manifest.json: what the change would rebuild")
     explain.add_argument("--no-progress", action="store_true", help="no progress bar")
+    explain.add_argument("--width", type=int, default=CELL_WIDTH, metavar="N",
+                         help=f"characters of a table cell before it is cut with `...` (default {CELL_WIDTH}; 0: all)")
     setup = commands.add_parser("setup-spark", help="install lakeplan's Spark jars and settings for this project")
     setup.add_argument("--home", type=Path, default=Path(".lakeplan"),
                        help="where the Spark settings, warehouse and metastore live (default: ./.lakeplan)")
@@ -36,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
 def explain_command(args: argparse.Namespace) -> int:
     from dbt_lakeplan import explain_render
     from dbt_lakeplan.explain_dbt import ExplainError, Options, explain_project
+    from dbt_lakeplan.explain_layout import NoGraphviz
 
     options = Options(select=args.select, exclude=args.exclude, target=args.target, vars=args.vars,
                       project_dir=args.project_dir, state=args.state, progress=not args.no_progress)  # fmt: skip
@@ -47,8 +53,13 @@ def explain_command(args: argparse.Namespace) -> int:
         for name in (explain_render.JSON_FILE, explain_render.HTML_FILE):  # an earlier answer, read as this one's
             (target / name).unlink(missing_ok=True)
         return 2
-    print(explain_render.terminal_table(report))
-    written = [explain_render.write_json(report, target), explain_render.write_html(report, target)]
+    print(explain_render.terminal_table(report, args.width))
+    written = [explain_render.write_json(report, target)]
+    try:
+        written.append(explain_render.write_html(report, target))
+    except NoGraphviz as missing:  # the page only: the table and the JSON need no layout
+        (target / explain_render.HTML_FILE).unlink(missing_ok=True)
+        print(f"lakeplan explain: {missing}", file=sys.stderr)
     print("\nwrote " + " and ".join(str(path) for path in written))
     return 1 if report["errors"] or any(model["error"] for model in report["models"]) else 0
 

@@ -16,13 +16,18 @@ from typing import Any
 
 from dbt_lakeplan.statement_options import HEADER
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: change.reads keyed by the input's name (not its relation), names, sources[].name
 # dbt's query comment and comment lines in front of a statement
 LEADING_COMMENTS = re.compile(r"\A(?:\s*/\*.*?\*/|\s*--[^\n]*(?:\n|\Z))*\s*", re.DOTALL)
 PLANNED = re.compile(r"(merge\s+into|insert\s|create\s+(or\s+replace\s+)?table\s|replace\s+table\s|select\b|with\b|\()",
                      re.IGNORECASE)  # fmt: skip
 TEMP_VIEW = re.compile(r"create\s+(or\s+replace\s+)?temporary\s+view\s", re.IGNORECASE)
 BRANCH = re.compile(r"(merge\s+into\s+\S+?)\.`?branch_lakeplan_write`?(\s)", re.IGNORECASE)
+# a partial-update target's write where its members find nothing new (macros/materializations/partial_update/plan.sql),
+# after the comment lines of its compiled write
+NOTHING_NEW = re.compile(r"^-- .*: nothing new to write\s*^select 0 as lakeplan_rows\s*\Z", re.MULTILINE)
+NOTHING_SENT = ("nothing is sent: no input its members read with new_rows or changed_keys gained rows since the "
+                "table's last write, so `dbt run` writes nothing")  # fmt: skip
 EXCHANGE = re.compile(r"^(Exchange|BroadcastExchange) (\w+)\((.*?)\)(?:, (\w+))?")
 HINT_ORIGINS = ("REPARTITION_BY_NUM", "REPARTITION_BY_COL", "REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL")
 WRITES = ("ReplaceData", "WriteDelta", "AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic",
@@ -55,6 +60,8 @@ def _body(sql: str) -> str:
 
 def statement(sql: str) -> Statement:
     """What explain may do with one statement: Spark plans what reads or writes rows, never sends what alters."""
+    if NOTHING_NEW.search(sql):
+        return Statement(sql, "skip", {}, NOTHING_SENT)
     header = HEADER.match(sql)
     options = json.loads(header.group(1)) if header else {}
     body = _body(sql)
@@ -146,8 +153,9 @@ def moved_tables(plan: str, tables: list[str]) -> list[str]:
     return moved
 
 
-def source_report(unique_id: str, plan: dict[str, Any] | None) -> dict[str, Any]:
-    """A source a model reads: its declared scan_parallelism, distribution and partition count."""
+def source_report(unique_id: str, name: str, plan: dict[str, Any] | None) -> dict[str, Any]:
+    """A source a model reads (`name`: as the user writes it, `shop.orders`): its declared scan_parallelism,
+    distribution and partition count."""
     plan = plan or {}
     keyed, parallelism = plan.get("keyed"), plan.get("parallelism")
     if keyed:
@@ -160,7 +168,8 @@ def source_report(unique_id: str, plan: dict[str, Any] | None) -> dict[str, Any]
         distribution, partitions = f"hashed on {', '.join(plan.get('primary_key') or [])}", parallelism
     else:
         distribution, partitions = "round-robin", parallelism
-    return {"unique_id": unique_id, "scan_parallelism": parallelism, "changelog_mode": plan.get("changelog_mode"),
+    return {"unique_id": unique_id, "name": name, "scan_parallelism": parallelism,
+            "changelog_mode": plan.get("changelog_mode"),
             "distribution": distribution, "partitions": partitions}  # fmt: skip
 
 
@@ -220,18 +229,20 @@ NEW_ROWS = re.compile(r"/\* lakeplan new_rows: (\S+) at (\S+) after (\S+) \*/") 
 READS_ALL = re.compile(r"/\* lakeplan (?:new_rows|changed_keys) reads all of (\S+) \(\w+\): (.*?) \*/")
 
 
-def change_report(plan: dict[str, Any], sql: str) -> dict[str, Any] | None:
+def change_report(plan: dict[str, Any], sql: str, names: dict[str, str] | None = None) -> dict[str, Any] | None:
     """How an `upsert`'s or a target's MERGE lands (its change_mode; `auto` decides at each write) and, per input read
-    with new_rows / changed_keys, what this run would read of it (the comment those macros put in the SQL)."""
+    with new_rows / changed_keys, what this run would read of it (the comment those macros put in the SQL), under
+    the input's name (`names`: `schema.table` -> the user's name, as relation_key gives it)."""
     change = plan.get("change_mode")
     if change is None:
         return None
     reads, whole = {}, dict(READS_ALL.findall(sql))
     for relation, current, consumed in NEW_ROWS.findall(sql):
-        reads[relation] = ("everything: no write consumed it yet" if consumed == "None"
-                           else f"everything: {whole[relation]}" if relation in whole
-                           else "nothing new" if current in (consumed, "None")
-                           else f"what is new: snapshots after {consumed} up to {current}")  # fmt: skip
+        name = (names or {}).get(relation_key(relation), relation)
+        reads[name] = ("everything: no write consumed it yet" if consumed == "None"
+                       else f"everything: {whole[relation]}" if relation in whole
+                       else "nothing new" if current in (consumed, "None")
+                       else f"what is new: snapshots after {consumed} up to {current}")  # fmt: skip
     lands = change["mode"]
     if lands == "auto":
         lands += f" (merge-on-read when the inputs hold at most {change['share']:g} of the table's rows)"
@@ -239,17 +250,34 @@ def change_report(plan: dict[str, Any], sql: str) -> dict[str, Any] | None:
             "maintenance": plan.get("maintenance")}  # fmt: skip
 
 
+def relation_key(relation: str) -> str:
+    """`schema.table` as a relation renders it, or as the manifest names it: one spelling, to look names up by."""
+    return relation.replace("`", "").lower()
+
+
 def after_upstream_writes(models: list[dict[str, Any]]) -> None:
-    """`dbt run` of the selection writes a model before the models that read it: one that would find nothing new
-    does read what a selected model it reads writes first (any with a table, unless that finds nothing new or is
-    refused). Its next run is then `run`, and `after` names those models."""
+    """`dbt run` of the selection writes a model before the models that read it: a model reads what a selected
+    model it reads writes first (any with a table, unless that finds nothing new or is refused), so such an input
+    read with new_rows is not `nothing new`. One that would find nothing new then runs (`after` names those models)
+    and its write, compiled now over nothing new, is not what it will send."""
     writes = {m["unique_id"]: m["name"] for m in models if m.get("relation") and not m.get("member_of")
               and (m.get("state") or {}).get("next_run") not in ("nothing new", "refuse")}  # fmt: skip
     for model in models:
-        state = model.get("state")
         first = sorted(writes[uid] for uid in model.get("inputs", []) if uid in writes)
+        reads = (model.get("change") or {}).get("reads", {})
+        for name in first:
+            if reads.get(name) == "nothing new":
+                reads[name] = f"what {name} writes first in this run (nothing new before)"
+            elif reads.get(name, "everything").startswith("what is new"):
+                reads[name] += f", and what {name} writes first in this run"
+        state = model.get("state")
         if state and state["next_run"] == "nothing new" and first:
             state.update(next_run="run", after=first)
+            for one in model.get("statements", []):
+                if one["reason"] == NOTHING_SENT:
+                    one["reason"] = (f"not planned: nothing is new yet; `dbt run` writes {', '.join(first)} first and "
+                                     "then sends this model's write of what they wrote, which explain can plan once "
+                                     "they have written")  # fmt: skip
 
 
 def state_report(verdict: dict[str, Any] | None, current: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -194,6 +194,14 @@ def _table(uid: str, manifest) -> str | None:
     return f"{node.schema}.{node.alias}" if node is not None and not is_inlined(node.config.materialized) else None
 
 
+def input_name(uid: str, manifest) -> str:
+    """The name the user writes for a node: `shop.orders` for source('shop', 'orders'), a model's or seed's name."""
+    if uid in manifest.sources:
+        return f"{manifest.sources[uid].source_name}.{manifest.sources[uid].name}"
+    node = manifest.nodes.get(uid)
+    return node.name if node is not None else uid.rsplit(".", 1)[-1]
+
+
 def model_report(node, error: str | None, live: dict[str, Any], manifest, spark) -> dict[str, Any]:
     """One model's entry of the report (docs/explain.md)."""
     plan = node.config.get(PLAN_KEY) or {}
@@ -204,8 +212,8 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         "unique_id": node.unique_id, "name": node.name, "relation": node.relation_name,
         "materialized": "partial_update_member" if member_of else node.config.materialized, "member_of": member_of,
         "depends_on": sorted(node.depends_on.nodes), "inputs": inputs, "error": error,
-        "sources": [explain.source_report(uid, manifest.sources[uid].config.get(PLAN_KEY))
-                    for uid in inputs if uid in manifest.sources],
+        "sources": [explain.source_report(uid, input_name(uid, manifest), source.config.get(PLAN_KEY))
+                    for uid in inputs if (source := manifest.sources.get(uid))],
         "statements": [], "exchanges": [], "shuffles": None, "moved_inputs": [], "write_groups": None, "state": None,
         "change": None,
     }  # fmt: skip
@@ -213,7 +221,8 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         statements = live.get("statements") or explain.split_statements(node.compiled_code or "")
         entry["statements"] = _plan_statements(spark, statements, plan.get("distribution", {}).get("parallelism"))
         entry["exchanges"] = [x for s in entry["statements"] for x in s.get("exchanges", [])]
-        entry["shuffles"] = sum(1 for x in entry["exchanges"] if x["shuffle"])
+        planned = any("plan" in s for s in entry["statements"])  # none: nothing sent, or Spark refused each
+        entry["shuffles"] = sum(1 for x in entry["exchanges"] if x["shuffle"]) if planned else None
         tables = {uid: _table(uid, manifest) for uid in inputs}
         plans = "\n".join(s.get("plan", "") for s in entry["statements"])
         moved = explain.moved_tables(plans, [t for t in tables.values() if t])
@@ -225,7 +234,9 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
     if not member_of:
         # new_rows' comments are in the SQL the model and its members compiled to (the write wraps members' SQL)
         compiled = [node.compiled_code or "", *(cte.sql or "" for cte in node.extra_ctes or [])]
-        entry["change"] = explain.change_report(plan, "\n".join(compiled))
+        names = {explain.relation_key(table): input_name(uid, manifest)
+                 for uid in inputs if (table := _table(uid, manifest))}  # fmt: skip
+        entry["change"] = explain.change_report(plan, "\n".join(compiled), names)
     if is_stateful(node.config.materialized):
         entry["state"] = explain.state_report(live.get("state"), node.config.get(CONFIG_KEY))
     return entry
@@ -249,7 +260,9 @@ def explain_project(options: Options) -> dict[str, Any]:
         node, error = compiled[uid]
         models.append(model_report(node, error, live.get(uid, {}), manifest, spark))
     explain.after_upstream_writes(models)
-    report = {"version": explain.SCHEMA_VERSION, "errors": [no_spark] if no_spark else [], "models": models}
+    named = {uid for model in models for uid in [model["unique_id"], *model["inputs"]]}
+    report = {"version": explain.SCHEMA_VERSION, "errors": [no_spark] if no_spark else [], "models": models,
+              "names": {uid: input_name(uid, manifest) for uid in sorted(named)}}  # fmt: skip
     if previous is not None:
         report["state_comparison"] = compare_manifests(previous, manifest_nodes(manifest), set(compiled))
     return report

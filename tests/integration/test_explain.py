@@ -60,6 +60,13 @@ FILES = {
     "models/wide.sql": "{{ partial_update_target() }}",
     "models/wide.yml": WIDE_YML.format(rule="sum", extra=""),
     "models/wide_totals.sql": member("select account_id, sum(amount) as total from {{ ref('events_seed') }} group by 1"),
+    # a target whose member reads new_rows of a table model the same run writes first (issue 44)
+    "models/thin.sql": "{{ partial_update_target() }}",
+    "models/thin.yml": "version: 2\nmodels:\n  - name: thin\n    config: {unique_key: customer_id}\n    columns:\n"
+                       "      - {name: customer_id, data_type: int}\n      - {name: orders, data_type: bigint}\n",
+    "models/thin_orders.sql": member(
+        "select customer_id, count(*) as orders from {{ lakeplan.new_rows(ref('orders_keyed')) }} group by 1",
+        partial_update_target="thin"),
     "models/wide_ops.sql": member(
         "select account_id, op, seq, op as last_op from {{ ref('events_seed') }}", op_column="op", sequence_by="seq"
     ),
@@ -210,3 +217,42 @@ def test_a_target_s_write_is_built_once(project, monkeypatch):
     code, _, models = explain(project, "--select", "wide")
     assert code == 0 and models["wide"]["write_groups"]
     assert contexts.count("wide") == 2  # its compiled write, then explain's macro
+
+
+def test_without_graphviz_the_table_and_json_are_written_and_one_sentence_says_how_to_install_it(
+        project, monkeypatch, tmp_path, capsys):
+    page = project.path / "target" / "lakeplan_explain.html"
+    page.write_text("an earlier page")  # not to be read as this run's
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` there (Spark's JVM runs already)
+    code, report, models = explain(project, "--select", "joined")
+    assert code == 0 and list(models) == ["joined"] and not page.exists()
+    out, err = capsys.readouterr()
+    assert "joined" in out
+    [line] = err.strip().splitlines()
+    assert line.startswith("lakeplan explain: Graphviz's `dot` is not on the PATH")
+    assert "apt-get install graphviz" in line
+
+
+def test_a_source_has_one_name_the_users_in_the_json_and_the_table(project, explained, capsys):
+    hashed = explained[2]["hashed"]
+    assert hashed["sources"][0]["name"] == "lake.events_changelog"
+    assert explained[1]["names"]["source.lakeplan.lake.events_changelog"] == "lake.events_changelog"
+    assert explained[1]["names"]["seed.lakeplan.events_seed"] == "events_seed"
+
+
+def test_an_input_written_earlier_in_the_run_is_read_after_that_write_under_the_users_name(explained, capsys):
+    thin = explained[2]["thin"]
+    assert thin["state"]["next_run"] == "run" and thin["state"]["after"] == ["orders_keyed"]
+    # one name per input: the model's name, not its relation lakeplan_explain.orders_keyed
+    assert thin["change"]["reads"] == {
+        "orders_keyed": "what orders_keyed writes first in this run (nothing new before)"}
+    # its write compiled now is `select 0` (nothing new yet): not planned as if it were what the run sends
+    [write] = thin["statements"]
+    assert write["action"] == "skip" and "plan" not in write and thin["shuffles"] is None
+    assert write["reason"].startswith("not planned: nothing is new yet; `dbt run` writes orders_keyed first")
+
+
+def test_width_widens_the_cells_of_the_table(project, capsys):
+    explain(project, "--select", "wide", "--width", "0")
+    wide = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("wide "))
+    assert "..." not in wide

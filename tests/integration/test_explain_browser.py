@@ -1,8 +1,11 @@
 """`lakeplan explain`'s HTML page in a real headless browser: Debian's chromium driven by playwright (offline: never
-playwright's own browser download). The page shows the example's DAG without console errors, and a click on a
-model shows its details. Its screenshot goes beside the page, in target/ (docs/explain.png is a copy of one: a test
-run leaves the repository's files as they were)."""
+playwright's own browser download), opened as scripts/explain_screenshot.py opens it (`make explain-png` writes
+docs/explain.png that way; a test run leaves the repository's files as they were). On the example and on a project
+whose models read a seed and a source: no console errors, every input of a selected model is a node, no edge passes
+through a box that is not its end, no element is wider than its pane, each legend entry has its swatch, and a click
+on a model shows its details."""
 
+import importlib.util
 import shutil
 
 import pytest
@@ -10,39 +13,113 @@ import pytest
 from dbt_lakeplan.cli import main
 from tests.conftest import REPO
 
-CHROMIUM = "/usr/bin/chromium"
-# PLATFORM.md: without these (and a fresh profile) chromium tries the network
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]  # fmt: skip
+spec = importlib.util.spec_from_file_location("explain_screenshot", REPO / "scripts" / "explain_screenshot.py")
+explain_screenshot = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(explain_screenshot)
+
+# A member's source and a seed both feed the target, and the seed also feeds a model the second member reads:
+# issue 44's shape, where an edge was drawn through another model's box and the seed had no node.
+SEEDED = {
+    "seeds/orders_seed.csv": "order_id,customer_id,amount\n1,1,2.5\n2,2,3.5\n",
+    "seeds/tickets_seed.csv": "ticket_id,customer_id,status\n1,1,open\n2,2,closed\n",
+    "models/sources.yml": "version: 2\nsources:\n  - name: shop\n    schema: lakeplan_explain_page\n"
+                          "    tables:\n      - {name: orders, identifier: orders_seed}\n",
+    "models/tickets_current.sql": "select customer_id, max(status) as status from {{ ref('tickets_seed') }} group by 1",
+    "models/customer_wide.sql": "{{ partial_update_target() }}",
+    "models/customer_wide.yml": "version: 2\nmodels:\n  - name: customer_wide\n    config: {unique_key: customer_id}\n"
+                                "    columns:\n      - {name: customer_id, data_type: int}\n"
+                                "      - {name: order_total, data_type: double}\n"
+                                "      - {name: status, data_type: string}\n",
+    "models/wide_orders.sql": "{{ config(partial_update_target='customer_wide') }}\nselect customer_id, "
+                              "sum(amount) as order_total from {{ source('shop', 'orders') }} group by 1",
+    "models/wide_status.sql": "{{ config(partial_update_target='customer_wide') }}\n"
+                              "select t.customer_id, t.status from {{ ref('tickets_current') }} as t\n"
+                              "join {{ ref('tickets_seed') }} as s on s.customer_id = t.customer_id",
+}  # fmt: skip
+
+# Everything the browser checks, in one pass over the page (returns the problems found).
+CHECKS = """() => {
+  const problems = [];
+  const report = JSON.parse(document.getElementById('report').textContent);
+  const node = uid => document.querySelector(`svg#dag .node[data-id="${CSS.escape(uid)}"]`);
+  for (const m of report.models) for (const uid of m.inputs)
+    if (!node(uid)) problems.push(`input ${uid} of ${m.name} has no node`);
+  const boxes = [...document.querySelectorAll('svg#dag .node')].map(g => {
+    const r = g.querySelector('rect');
+    return {uid: g.dataset.id, x: +r.getAttribute('x'), y: +r.getAttribute('y'),
+            w: +r.getAttribute('width'), h: +r.getAttribute('height')};
+  });
+  for (const edge of document.querySelectorAll('svg#dag .edge')) {
+    const length = edge.getTotalLength();
+    for (let at = 0; at <= length; at += 3) {
+      const p = edge.getPointAtLength(at);
+      const hit = boxes.find(b => b.uid !== edge.dataset.from && b.uid !== edge.dataset.to &&
+        p.x > b.x + 1 && p.x < b.x + b.w - 1 && p.y > b.y + 1 && p.y < b.y + b.h - 1);
+      if (hit) { problems.push(`edge ${edge.dataset.from} -> ${edge.dataset.to} passes through ${hit.uid}`); break; }
+    }
+  }
+  for (const key of document.querySelectorAll('.legend .key')) {
+    const swatch = key.querySelector('svg.swatch');
+    if (!swatch || swatch.getBoundingClientRect().width < 10 || !key.textContent.trim())
+      problems.push(`legend entry without a swatch: ${key.textContent}`);
+  }
+  return problems;
+}"""
+# After a click on each node: any element whose right edge is past its pane's (the pane would scroll sideways).
+OVERFLOWS = """() => {
+  const found = [];
+  for (const pane of document.querySelectorAll('#graph, #details')) {
+    const right = pane.getBoundingClientRect().left + pane.clientWidth + 1;
+    for (const el of pane.querySelectorAll('*'))
+      if (el.getBoundingClientRect().right > right)
+        found.push(`${pane.id}: <${el.tagName}> ${el.textContent.slice(0, 40)}`);
+    if (pane.scrollWidth > pane.clientWidth + 1) found.push(`${pane.id} scrolls sideways`);
+  }
+  return found;
+}"""
 
 
 @pytest.fixture(scope="module")
-def page_path(built):
+def example_page(built):
     assert main(["explain", "--project-dir", str(REPO), "--no-progress"]) == 0
     return REPO / "target" / "lakeplan_explain.html"
 
 
-def test_the_page_shows_the_dag_and_a_models_details(page_path, tmp_path):
-    from playwright.sync_api import sync_playwright
+@pytest.fixture(scope="module")
+def seeded_page(make_project):
+    project = make_project("explain_page", SEEDED)
+    project.run("seed")
+    project.run("run")
+    assert main(["explain", "--project-dir", str(project.path), "--no-progress"]) == 0
+    return project.path / "target" / "lakeplan_explain.html"
 
-    assert shutil.which("chromium"), "Debian's chromium is missing: `make setup` as root installs it (apt-get install chromium)"
-    errors = []
-    with sync_playwright() as driver:
-        browser = driver.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, args=FLAGS, headless=True,
-            viewport={"width": 1500, "height": 900},
-        )  # fmt: skip
-        page = browser.new_page()
-        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(page_path.as_uri())
-        assert page.locator("svg#dag .node.model").count() == 11  # the example's models
-        assert page.locator('svg#dag .node[data-id="source.lakeplan.tpch.lineitem"]').count() == 1
-        assert page.locator("svg#dag .edge").count() > 10
-        page.locator('svg#dag .node[data-id="model.lakeplan.customer_360"]').click()
-        details = page.locator("#details").inner_text()
-        assert "customer_360" in details and "write groups" in details and "inputKind" in details
-        assert "next run: run" in details
-        page.screenshot(path=str(page_path.with_suffix(".png")), full_page=False)
-        browser.close()
-    assert errors == []
+
+def check_page(page_path) -> tuple[list[str], list[str], dict[str, str]]:
+    """The page's problems, its console errors, and the details pane's text after a click on each node."""
+    assert shutil.which("chromium"), "Debian's chromium is missing: `make setup` as root installs it"
+    errors, problems, details = [], [], {}
+    with explain_screenshot.opened(page_path, errors) as page:
+        problems += page.evaluate(CHECKS)
+        for uid in page.eval_on_selector_all("svg#dag .node", "nodes => nodes.map(n => n.dataset.id)"):
+            page.locator(f'svg#dag .node[data-id="{uid}"]').click()
+            details[uid] = page.locator("#details").inner_text()
+            problems += [f"after a click on {uid}: {one}" for one in page.evaluate(OVERFLOWS)]
+    return problems, errors, details
+
+
+def test_the_example_page_shows_the_dag_and_a_models_details(example_page):
+    problems, errors, details = check_page(example_page)
+    assert problems == [] and errors == []
+    assert sum(uid.startswith("model.") for uid in details) == 11  # the example's models
+    assert "source.lakeplan.tpch.lineitem" in details
+    c360 = details["model.lakeplan.customer_360"]
+    assert "write groups" in c360 and "inputKind" in c360 and "next run: run" in c360
+
+
+def test_a_page_with_a_seed_input_draws_it_and_routes_edges_around_boxes(seeded_page):
+    problems, errors, details = check_page(seeded_page)
+    assert problems == [] and errors == []
+    assert {"seed.lakeplan.tickets_seed", "source.lakeplan.shop.orders"} <= set(details)
+    # one name per input: the source is shop.orders in the graph and in every model's details
+    assert "shop.orders" in details["model.lakeplan.customer_wide"]  # its members are inlined: not models of their own
+    assert not [uid for uid, text in details.items() if "source.lakeplan" in text]

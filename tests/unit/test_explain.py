@@ -2,9 +2,10 @@
 
 import re
 
-from dbt_lakeplan.explain import (after_upstream_writes, change_report, exchanges, moved_tables, state_report, statement,
-                                  write_groups)
-from dbt_lakeplan.explain_render import dag_svg
+from dbt_lakeplan.explain import (NOTHING_SENT, after_upstream_writes, change_report, exchanges, moved_tables,
+                                  state_report, statement, write_groups)
+from dbt_lakeplan.explain_layout import spline_path
+from dbt_lakeplan.explain_render import dag_svg, terminal_table
 from dbt_lakeplan.explain_state import classify, compare_manifests
 
 PLAN = """== Physical Plan ==
@@ -62,6 +63,10 @@ def test_statements_that_alter_a_table_are_never_sent():
     assert statement("alter table t create or replace branch lakeplan_write").action == "skip"
     assert statement("call system.fast_forward('t', 'main', 'lakeplan_write')").action == "skip"
     assert statement("create or replace temporary view v as select 1").action == "run"
+    # a target whose members find nothing new: no write is sent, and explain says so rather than planning `select 0`
+    nothing = statement("-- `dbt run` of `wide` would send these statements now, ...\n"
+                        "-- s.wide: nothing new to write\nselect 0 as lakeplan_rows")
+    assert nothing.action == "skip" and nothing.reason == NOTHING_SENT
     merge = statement('-- lakeplan session options: {"spark.sql.shuffle.partitions": 3}\nmerge into s.t.branch_lakeplan_write as x using y on a')
     assert merge.action == "plan" and merge.sql.startswith("merge into s.t as x") and merge.options == {"spark.sql.shuffle.partitions": 3}
 
@@ -127,6 +132,13 @@ def test_how_a_change_lands_and_what_each_input_read_with_new_rows_gives():
     assert change_report({}, sql) is None  # a model without a MERGE
 
 
+def test_each_input_read_with_new_rows_is_named_as_the_user_writes_it_not_by_its_relation():
+    sql = "select * from /* lakeplan new_rows: `shop_raw`.`orders` at 7 after 7 */ (select 1)"
+    names = {"shop_raw.orders": "shop.orders"}  # source('shop', 'orders') reads the table shop_raw.orders
+    report = change_report({"change_mode": {"mode": "copy_on_write"}}, sql, names)
+    assert report["reads"] == {"shop.orders": "nothing new"}
+
+
 def test_the_next_run_follows_the_state_verdict_and_whether_anything_is_new():
     def next_run(**verdict):
         return state_report({"action": "none", "stored": "f", "exists": True, **verdict}, {"fingerprint": "f"})["next_run"]
@@ -157,7 +169,7 @@ def test_a_model_that_would_find_nothing_new_runs_after_a_selected_model_it_read
 def model_report(name, inputs=(), member_of=None, groups=()):
     return {"unique_id": f"model.p.{name}", "name": name, "sources": [], "inputs": list(inputs), "moved_inputs": [],
             "member_of": member_of, "write_groups": [{"members": list(g)} for g in groups], "state": None,
-            "shuffles": 0, "error": None}
+            "shuffles": 0, "error": None, "materialized": "table"}
 
 
 def test_the_page_draws_each_member_into_its_target_and_every_write_group_in_its_own_colour():
@@ -168,3 +180,43 @@ def test_the_page_draws_each_member_into_its_target_and_every_write_group_in_its
     assert 'data-from="model.p.a_m" data-to="model.p.a"' in svg and 'data-from="model.p.b_m" data-to="model.p.b"' in svg
     fills = dict(re.findall(r'data-id="model\.p\.(\w+)"[^>]*>\s*<rect [^>]*fill="([^"]+)"', svg))
     assert fills["a_m"] != fills["b_m"], fills
+
+
+def test_every_input_of_a_selected_model_is_a_node_seeds_and_unselected_models_too():
+    inputs = ["seed.p.tickets", "source.p.shop.orders", "model.p.outside"]
+    report = {"models": [model_report("t", groups=[["m"]]), model_report("m", inputs, member_of="t")]}
+    svg = dag_svg(report)
+    for uid in ("seed.p.tickets", "source.p.shop.orders", "model.p.outside"):
+        assert f'data-id="{uid}"' in svg and f'data-from="{uid}" data-to="model.p.m"' in svg
+
+
+def test_a_dot_spline_becomes_an_svg_path_in_svg_coordinates():
+    # dot's y axis points up: in a graph 100 high, y=90 is 10 from the top
+    assert spline_path("e,50,10 0,90 10,80 20,70 30,60", 100) == "M0.0,10.0 C10.0,20.0 20.0,30.0 30.0,40.0 L50.0,90.0"
+
+
+def test_an_input_a_selected_model_writes_first_is_read_after_that_write_not_nothing_new():
+    def model(name, inputs, reads, next_run="nothing new"):
+        return {"unique_id": f"model.p.{name}", "name": name, "relation": f"s.{name}", "inputs": inputs,
+                "change": {"reads": reads}, "state": {"next_run": next_run, "changed": []},
+                "statements": [{"action": "skip", "reason": NOTHING_SENT, "sql": "select 0 as lakeplan_rows"}]}
+
+    orders = model("orders", [], {}, next_run="run")
+    idle = model("idle", ["model.p.orders"], {"orders": "nothing new"})
+    busy = model("busy", ["model.p.orders", "source.p.shop.t"],
+                 {"orders": "what is new: snapshots after 1 up to 2", "shop.t": "nothing new"}, next_run="run")
+    after_upstream_writes([orders, idle, busy])
+    assert idle["change"]["reads"] == {"orders": "what orders writes first in this run (nothing new before)"}
+    assert idle["state"]["next_run"] == "run" and idle["state"]["after"] == ["orders"]
+    assert idle["statements"][0]["reason"].startswith("not planned: nothing is new yet; `dbt run` writes orders first")
+    assert busy["change"]["reads"] == {
+        "orders": "what is new: snapshots after 1 up to 2, and what orders writes first in this run",
+        "shop.t": "nothing new"}
+
+
+def test_width_widens_the_terminal_tables_cells():
+    name = "a_model_whose_name_is_longer_than_twenty_characters"
+    report = {"errors": [], "models": [{**model_report(name), "statements": [], "exchanges": []}]}
+    assert f"{name[:17]}..." in terminal_table(report, width=20)
+    assert name in terminal_table(report) and name in terminal_table(report, width=0)
+    assert "a_model..." in terminal_table(report, width=10)
