@@ -71,15 +71,18 @@ def revision() -> str:
     return head.stdout.strip() + (" + uncommitted changes" if dirty else "")
 
 
-def main(argv: list[str] | None = None, spark=None) -> dict:
+def main(argv: list[str] | None = None, spark=None, built_schema: str | None = None) -> dict:
+    """`built_schema`: the schema where this process built the example already (the tests' one build, shared by
+    every test that only reads it): explain reads its tables instead of building the example again."""
     args = arguments(__doc__, argv)
     data = ROOT / ".lakeplan" / "data" / "tpch" / "sf0.01"
     subprocess.run([str(ROOT / "scripts" / "tpch_data.sh"), "0.01", str(data)], check=True)
     spark = spark or spark_session()
     load_before = os.getloadavg()
     runs = []
-    with environment(LAKEPLAN_TPCH_DIR=str(data), LAKEPLAN_SCHEMA=SCHEMA):
-        dbt(ROOT, "build", "--exclude-resource-type", "test")
+    with environment(LAKEPLAN_TPCH_DIR=str(data), LAKEPLAN_SCHEMA=built_schema or SCHEMA):
+        if not built_schema:
+            dbt(ROOT, "build", "--exclude-resource-type", "test")
         _, report = run_explain()  # the unrecorded round; its report names the statements the floor plans
         statements = sent(report)
         run_floor(spark, statements)
