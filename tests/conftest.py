@@ -27,7 +27,7 @@ REQUIRED_ENV = ("SPARK_CONF_DIR", "DBT_PROFILES_DIR", "LAKEPLAN_TPCH_DIR")
 enable_test_caching()
 # Modules whose tests share the repository's own files (the example's target/ and logs/, its seeds and models, which
 # some tests edit and restore) or fixed ports (the cluster's): under pytest-xdist they run on one worker, one at a time.
-REPOSITORY_MODULES = ("test_bench_smoke.py", "test_cluster.py")
+REPOSITORY_MODULES = ("test_bench_smoke.py", "test_cluster.py", "test_example_pipeline.py", "test_explain_browser.py")
 REPOSITORY_FIXTURES = ("example", "built")
 
 
@@ -52,15 +52,29 @@ def own_home_per_worker() -> None:
 
 
 def pytest_collection_modifyitems(items):
-    """pytest-xdist (`--dist loadgroup`) keeps a group on one worker: each module is a group (its module-scoped
-    fixtures are built once, its tests keep their order), and the modules that share the repository's files or fixed
-    ports are one group, collected first on a worker because it is the longest."""
-    shared = {item.path for item in items
-              if item.path.name in REPOSITORY_MODULES or set(REPOSITORY_FIXTURES) & set(item.fixturenames)}
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group("repository" if item.path in shared else item.path.stem))
+    """Under pytest-xdist the modules that share the repository's files or fixed ports are collected first (the
+    longest group, see `pytest_xdist_make_scheduler`), and a module that uses the example must be one of them."""
+    strays = {item.path.name for item in items if set(REPOSITORY_FIXTURES) & set(item.fixturenames)}
+    strays -= set(REPOSITORY_MODULES)
+    if strays:
+        raise pytest.UsageError(f"{', '.join(sorted(strays))} use the example: add them to REPOSITORY_MODULES")
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: item.path not in shared)
+        items.sort(key=lambda item: item.path.name not in REPOSITORY_MODULES)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Each module is one unit of work on one worker (its module-scoped fixtures are built once, its tests keep their
+    order), and REPOSITORY_MODULES together are one, so they never run at once. (xdist's own `loadgroup` cannot do
+    this here: the group it appends to a node id does not reach pytest 9's node ids.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "repository" if Path(module).name in REPOSITORY_MODULES else module
+
+    return ModuleGroups(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)
