@@ -9,7 +9,8 @@ the example plus Spark's EXPLAIN of the same statements (issue 31: explain withi
 Both in this process (one JVM, the session dbt-spark uses), after one unrecorded round of each, alternating
 (explain, floor, then floor, explain, ...) so a load on the machine meets both. The example is built first
 (seeds, models and the snapshot of SF 0.01 in schema lakeplan_explain_bench) so that its stateful models have
-tables, as when a user explains a change: upserts plan their MERGE, every state check reads its table.
+tables, as when a user explains a change: upserts plan their MERGE, every state check reads its table. The smoke test
+gives `main` the schema of the session's own build instead (`built_schema`), so the example is built once.
 
   .venv/bin/python bench/explain.py [--repeats 3] | --smoke
 """
