@@ -9,7 +9,8 @@ the example plus Spark's EXPLAIN of the same statements (issue 31: explain withi
 Both in this process (one JVM, the session dbt-spark uses), after one unrecorded round of each, alternating
 (explain, floor, then floor, explain, ...) so a load on the machine meets both. The example is built first
 (seeds, models and the snapshot of SF 0.01 in schema lakeplan_explain_bench) so that its stateful models have
-tables, as when a user explains a change: upserts plan their MERGE, every state check reads its table.
+tables, as when a user explains a change: upserts plan their MERGE, every state check reads its table. The smoke test
+gives `main` the schema of the session's own build instead (`built_schema`), so the example is built once.
 
   .venv/bin/python bench/explain.py [--repeats 3] | --smoke
 """
@@ -71,15 +72,18 @@ def revision() -> str:
     return head.stdout.strip() + (" + uncommitted changes" if dirty else "")
 
 
-def main(argv: list[str] | None = None, spark=None) -> dict:
+def main(argv: list[str] | None = None, spark=None, built_schema: str | None = None) -> dict:
+    """`built_schema`: the schema where this process built the example already (the tests' one build, shared by
+    every test that only reads it): explain reads its tables instead of building the example again."""
     args = arguments(__doc__, argv)
     data = ROOT / ".lakeplan" / "data" / "tpch" / "sf0.01"
     subprocess.run([str(ROOT / "scripts" / "tpch_data.sh"), "0.01", str(data)], check=True)
     spark = spark or spark_session()
     load_before = os.getloadavg()
     runs = []
-    with environment(LAKEPLAN_TPCH_DIR=str(data), LAKEPLAN_SCHEMA=SCHEMA):
-        dbt(ROOT, "build", "--exclude-resource-type", "test")
+    with environment(LAKEPLAN_TPCH_DIR=str(data), LAKEPLAN_SCHEMA=built_schema or SCHEMA):
+        if not built_schema:
+            dbt(ROOT, "build", "--exclude-resource-type", "test")
         _, report = run_explain()  # the unrecorded round; its report names the statements the floor plans
         statements = sent(report)
         run_floor(spark, statements)

@@ -14,6 +14,8 @@ import yaml
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from dbt_common.tests import enable_test_caching
 
+from tests.durations import DbtWork, DurationsRecord
+
 REPO = Path(__file__).resolve().parents[1]
 JAVA_FRAME = re.compile(r"^\s+at [\w$.]+\(", re.MULTILINE)  # a line of a Java stack trace
 REQUIRED_ENV = ("SPARK_CONF_DIR", "DBT_PROFILES_DIR", "LAKEPLAN_TPCH_DIR")
@@ -21,7 +23,58 @@ REQUIRED_ENV = ("SPARK_CONF_DIR", "DBT_PROFILES_DIR", "LAKEPLAN_TPCH_DIR")
 # dbt's own test fixtures (dbt.tests.fixtures.project, which dbt-tests-adapter runs on) switch this on: the Jinja parse of
 # a text is kept for the session. A new project or a changed --vars makes dbt parse every macro again (lakeplan's are
 # 200 KB); with it, each distinct macro text is parsed once per session. It cut test_tombstones.py from 223 s to 179 s.
+# It stays on for the whole session: no module may switch it off for the ones after it.
 enable_test_caching()
+# Modules whose tests share the repository's own files (the example's target/ and logs/, its seeds and models, which
+# some tests edit and restore) or fixed ports (the cluster's): under pytest-xdist they run on one worker, one at a time.
+REPOSITORY_MODULES = ("test_bench_smoke.py", "test_cluster.py", "test_example_pipeline.py", "test_explain_browser.py")
+REPOSITORY_FIXTURES = ("example", "built")
+
+
+def pytest_configure(config):
+    own_home_per_worker()
+    work = DbtWork()
+    work.watch()
+    config.pluginmanager.register(DurationsRecord(config, work), "lakeplan_durations")
+
+
+def own_home_per_worker() -> None:
+    """Under pytest-xdist each worker is a JVM of its own, and embedded Derby admits one JVM per metastore: a worker
+    gets its own warehouse and metastore, `$LAKEPLAN_HOME/workers/<worker>`, set before any test starts Spark."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker or not os.environ.get("LAKEPLAN_HOME"):
+        return
+    from dbt_lakeplan.spark_setup import write_spark_conf
+
+    home = Path(os.environ["LAKEPLAN_HOME"]) / "workers" / worker
+    os.environ["SPARK_CONF_DIR"] = str(write_spark_conf(home))
+    os.environ["LAKEPLAN_HOME"] = str(home)
+
+
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist the modules that share the repository's files or fixed ports are collected first (the
+    longest group, see `pytest_xdist_make_scheduler`), and a module that uses the example must be one of them."""
+    strays = {item.path.name for item in items if set(REPOSITORY_FIXTURES) & set(item.fixturenames)}
+    strays -= set(REPOSITORY_MODULES)
+    if strays:
+        raise pytest.UsageError(f"{', '.join(sorted(strays))} use the example: add them to REPOSITORY_MODULES")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.path.name not in REPOSITORY_MODULES)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Each module is one unit of work on one worker (its module-scoped fixtures are built once, its tests keep their
+    order), and REPOSITORY_MODULES together are one, so they never run at once. (xdist's own `loadgroup` cannot do
+    this here: the group it appends to a node id does not reach pytest 9's node ids.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "repository" if Path(module).name in REPOSITORY_MODULES else module
+
+    return ModuleGroups(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)

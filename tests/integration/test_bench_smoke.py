@@ -66,8 +66,8 @@ def test_revision_ab_benchmark_smoke(bench, spark):
     assert all(run["same_rows"] for run in result["runs"])  # both sides leave the same tables
 
 
-def test_explain_benchmark_smoke(bench, spark):
-    result = bench("explain").main(["--smoke"], spark=spark)
+def test_explain_benchmark_smoke(bench, spark, built):
+    result = bench("explain").main(["--smoke"], spark=spark, built_schema="lakeplan")  # the profile's default schema
     assert {r["variant"] for r in result["medians"]} == {"explain", "floor"}
     assert result["statements_planned"] == len(result["exchanges_floor"]) > 0  # the floor plans what explain planned
     assert result["exchanges_floor"] == result["exchanges_explain"]  # the same plans, Exchange for Exchange

@@ -3,10 +3,10 @@ reported as an error, or the commit is past its point of no return and dbt repor
 `CANCEL query` line). Never both cancelled and committed.
 
 SIGINT needs a dbt process of its own, and the embedded Derby metastore takes one process at a time (this test
-session's SparkSession holds its own): the dbt processes here share a metastore and warehouse of their own, with the
-project's Spark settings otherwise. Each process starts a JVM (most of this test's time), so the tables are read by
-the next dbt process itself, in an on-run-start hook before it writes anything, and after the last moment by a
-`dbt run-operation` of that hook's macro."""
+session's SparkSession holds its own): one long-lived dbt process (`dbt_worker.py`: one dbt command per line, one
+JVM for all of them) has a metastore and warehouse of its own, with the project's Spark settings otherwise, and is
+sent a real SIGINT at each moment. The tables are read by that process itself, in an on-run-start hook of each
+command before it writes anything, and after the last moment by a `dbt run-operation` of that hook's macro."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.integration.dbt_worker import DONE
 from tests.integration.test_partial_update import member, target_yml
 
-BIN = Path(sys.executable).parent
+WORKER = Path(__file__).with_name("dbt_worker.py")
 ROWS = 1000
 TABLES = ("wide", "current")
 
@@ -73,28 +74,46 @@ def own_metastore(root: Path) -> dict[str, str]:
     return {**os.environ, "SPARK_CONF_DIR": str(conf), "LAKEPLAN_HOME": str(root), "PYTHONUNBUFFERED": "1"}
 
 
-def dbt(project, env, *args: str) -> str:
-    run = subprocess.run([str(BIN / "dbt"), *args, "--project-dir", str(project.path)], env=env, capture_output=True,
-                         text=True, timeout=600)
-    assert run.returncode == 0, run.stdout[-4000:]
-    return run.stdout
+class DbtWorker:
+    """`dbt_worker.py` on a project: each `run` is one dbt command in that one process, optionally sent SIGINT."""
+
+    def __init__(self, project, env):
+        self.project = project
+        self.process = subprocess.Popen([sys.executable, str(WORKER)], env=env, text=True, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def run(self, *args: str, interrupt_when: str | None = None) -> tuple[bool, str]:
+        """`dbt <args>`, sent SIGINT once a printed line contains `interrupt_when`; whether dbt succeeded, what it
+        printed."""
+        self.process.stdin.write(json.dumps([*args, "--project-dir", str(self.project.path)]) + "\n")
+        self.process.stdin.flush()
+        printed = []
+        for line in self.process.stdout:
+            if line.startswith(DONE):
+                return line.split()[1] == "ok", "".join(printed)
+            printed.append(line)
+            if interrupt_when and interrupt_when in line:
+                self.process.send_signal(signal.SIGINT)
+                interrupt_when = None  # once
+        raise AssertionError(f"the dbt process stopped:\n{''.join(printed)[-4000:]}")
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=120)
 
 
-def interrupted(project, env, selector: str, when: str, slow: str) -> str:
+def dbt(worker: DbtWorker, *args: str) -> str:
+    succeeded, output = worker.run(*args)
+    assert succeeded, output[-4000:]
+    return output
+
+
+def interrupted(worker: DbtWorker, selector: str, when: str, slow: str) -> str:
     """`dbt run -s <selector>` with `slow` the model whose query runs for seconds, sent SIGINT once its debug log
     shows a statement containing `when` has started; what dbt printed."""
-    command = [str(BIN / "dbt"), "--debug", "run", "-s", selector, "--vars", json.dumps({"slow": slow}),
-               "--project-dir", str(project.path)]  # fmt: skip
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    printed = []
-    for line in process.stdout:
-        printed.append(line)
-        if when in line and process.returncode is None:
-            process.send_signal(signal.SIGINT)
-            when = "\0"  # once
-    process.wait(timeout=600)
-    output = "".join(printed)
-    assert when == "\0", f"dbt never started the statement:\n{output[-4000:]}"
+    _, output = worker.run("--debug", "run", "-s", selector, "--vars", json.dumps({"slow": slow}),
+                           interrupt_when=when)
+    assert when in output, f"dbt never started the statement:\n{output[-4000:]}"
     return output
 
 
@@ -126,11 +145,14 @@ MOMENTS = [
 
 def test_ctrl_c_stops_a_write_before_its_commit_or_reports_it_written(make_project, tmp_path):
     project = make_project("cancel", FILES, PROJECT)
-    env = own_metastore(tmp_path)
-    dbt(project, env, "run")
-    outputs = [interrupted(project, env, model, when, slow) for model, when, slow, _ in MOMENTS]
-    # the tables before each moment (as the moment's own process found them) and after the last
-    states = [state(output) for output in outputs] + [state(dbt(project, env, "run-operation", "print_state"))]
+    worker = DbtWorker(project, own_metastore(tmp_path))
+    try:
+        dbt(worker, "run")
+        outputs = [interrupted(worker, model, when, slow) for model, when, slow, _ in MOMENTS]
+        # the tables before each moment (as the moment's command found them) and after the last
+        states = [state(output) for output in outputs] + [state(dbt(worker, "run-operation", "print_state"))]
+    finally:
+        worker.close()
     assert column_a(states[0]["lakeplan_cancel.wide"]) == [1] * ROWS
 
     for (model, when, _, commits), output, before, after in zip(MOMENTS, outputs, states, states[1:]):

@@ -14,7 +14,6 @@ import jinja2
 import pytest
 import yaml
 from dbt.adapters.factory import reset_adapters
-from dbt_common.tests import disable_test_caching
 
 from dbt.tests.adapter.basic.test_base import BaseSimpleMaterializations
 from dbt.tests.adapter.basic.test_empty import BaseEmpty
@@ -50,11 +49,11 @@ def dbt_profile_target():
 @pytest.fixture(scope="module", autouse=True)
 def leave_dbt_as_found():
     """dbt's `adapter` fixture takes whatever adapter an earlier dbt command in this process left registered (a
-    Thrift one after the cluster test), and its `initialization` switches on dbt's test-only template caches, which
-    break the dbt commands of the tests that follow: start from no adapter, and switch the caches off after."""
+    Thrift one after the cluster test), and the suites leave theirs: start from no adapter and leave none. dbt's
+    test-only template caches, which its `initialization` switches on, stay on: conftest.py keeps them on for the
+    whole session (switching them off made every later module parse lakeplan's macros from scratch)."""
     reset_adapters()
     yield
-    disable_test_caching()
     reset_adapters()
 
 

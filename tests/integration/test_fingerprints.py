@@ -197,12 +197,29 @@ def example_prints(path, edits=()):
     return nodes["model.lakeplan.customer_360"]["fingerprint"]
 
 
+@pytest.fixture(scope="module")
+def example_copy(tmp_path_factory):
+    """One copy of the example for the module's tests, and customer_360's fingerprint in it unchanged (parsed once)."""
+    path = tmp_path_factory.mktemp("example_prints")
+    return path, example_prints(path)
+
+
+def edited_prints(path, edits) -> str:
+    """customer_360's fingerprint in the copy after `edits`; the copy's files are restored afterwards."""
+    originals = {name: (path / name).read_text() for name, _, _ in edits}
+    try:
+        return example_prints(path, edits)
+    finally:
+        for name, text in originals.items():
+            (path / name).write_text(text)
+
+
 @pytest.mark.parametrize("setting", sorted(RESULT_SETTINGS))
-def test_every_result_setting_of_a_partial_update_changes_the_targets_fingerprint(tmp_path, setting):
-    before = example_prints(tmp_path)
-    assert example_prints(tmp_path, RESULT_SETTINGS[setting]) != before
+def test_every_result_setting_of_a_partial_update_changes_the_targets_fingerprint(example_copy, setting):
+    path, before = example_copy
+    assert edited_prints(path, RESULT_SETTINGS[setting]) != before
 
 
-def test_tuning_knobs_of_a_partial_update_keep_the_targets_fingerprint(tmp_path):
-    before = example_prints(tmp_path)
-    assert example_prints(tmp_path, TUNING_KNOBS) == before
+def test_tuning_knobs_of_a_partial_update_keep_the_targets_fingerprint(example_copy):
+    path, before = example_copy
+    assert edited_prints(path, TUNING_KNOBS) == before
