@@ -13,6 +13,7 @@ from tests.integration.test_explain import explain
 
 SCHEMA = "lakeplan_new_rows"
 ORDERS = f"{SCHEMA}.orders"
+ORDERS_SOURCE = "raw.orders"  # how explain names that table: the source the models read it as
 TARGET_YML = """
 version: 2
 sources:
@@ -113,7 +114,7 @@ def test_new_rows_apply_each_row_once(project, spark):
     read = consumed(spark, "totals")["lakeplan.consumed"][ORDERS]
     code, report, models = explain(project, "--select", "totals")  # what the next run would read, before it runs
     assert code == 0 and models["totals"]["change"]["reads"] == {
-        ORDERS: f"what is new: snapshots after {read} up to {head(spark, 'orders')}"}
+        ORDERS_SOURCE: f"what is new: snapshots after {read} up to {head(spark, 'orders')}"}
     result, log = project.invoke("run", "-s", "totals", "current")
     # appends alone: Iceberg's incremental scan of the files they added, not its changelog (which sorts every row)
     assert result.success and "from lakeplan_new_rows_" in log and "using iceberg options (path" in log
@@ -267,8 +268,8 @@ def test_changed_rows_of_an_input_stop_a_sum_and_full_refresh_reads_everything(p
     assert ("reads new_rows(lakeplan_new_rows.orders), whose snapshots since the last write of `totals` "
             "changed or removed rows (overwrite ") in log and "Fix: rebuild it with `dbt run -s totals --full-refresh`" in log
     code, _, models = explain(project, "--select", "current")  # what the next run would read, before it runs
-    assert list(models["current"]["change"]["reads"]) == [ORDERS] and models["current"]["change"]["reads"][
-        ORDERS].startswith("everything: snapshots since the last write of `current` changed or removed rows (overwrite ")
+    assert list(models["current"]["change"]["reads"]) == [ORDERS_SOURCE] and models["current"]["change"]["reads"][
+        ORDERS_SOURCE].startswith("everything: snapshots since the last write of `current` changed or removed rows (overwrite ")
     project.run("run", "-s", "current")  # an upsert reads the input whole and gets the same rows
     assert "`current` reads all of lakeplan_new_rows.orders: its snapshots since the last write" in project.shown
     assert rows(spark, "current") == [(1, 10, 50), (2, 20, 7)]

@@ -187,7 +187,7 @@ def test_the_plan_is_in_the_manifest_and_settings_that_only_tune_do_not_change_f
         return json.loads((project.path / "target" / "manifest.json").read_text())["nodes"]
 
     plan = manifest()["model.lakeplan.wide"]["config"]["lakeplan_plan"]
-    assert plan["version"] == 1 and plan["key"] == ["id"]
+    assert plan["version"] == 2 and plan["key"] == ["id"]
     assert sorted(m["name"] for g in plan["partial_update"]["groups"] for m in g["members"]) == ["m", "m_v"]
     assert manifest()["model.lakeplan.m"]["config"]["lakeplan_plan"]["member_of"]["target"] == "wide"
     assert plan["reads"] == ["model.lakeplan.base"]  # through its members and the ephemeral model they read
