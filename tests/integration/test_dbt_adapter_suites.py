@@ -51,10 +51,15 @@ def leave_dbt_as_found():
     """dbt's `adapter` fixture takes whatever adapter an earlier dbt command in this process left registered (a
     Thrift one after the cluster test), and the suites leave theirs: start from no adapter and leave none. dbt's
     test-only template caches, which its `initialization` switches on, stay on: conftest.py keeps them on for the
-    whole session (switching them off made every later module parse lakeplan's macros from scratch)."""
+    whole session (switching them off made every later module parse lakeplan's macros from scratch). dbt's
+    `profiles_root` fixture deletes DBT_PROFILES_DIR when it ends: a later test's `dbt` subprocess then found no
+    profile (test_metastore_in_use), so the activated environment's value is put back."""
+    profiles_dir = os.environ.get("DBT_PROFILES_DIR")
     reset_adapters()
     yield
     reset_adapters()
+    if profiles_dir is not None:
+        os.environ["DBT_PROFILES_DIR"] = profiles_dir
 
 
 def on_lakeplan(base: type, name: str) -> type:
