@@ -275,7 +275,7 @@ def read_settings(
 ) -> tuple[Settings | None, list[str]]:
     """The settings of one place, read through its declaration, and every problem with them as a sentence
     that names the owner, the setting, the value, what is allowed and the fix. `known`: other tools' keys."""
-    found = [miss for miss in (_near_miss(place, owner, key) for key in raw if key not in known) if miss]
+    found = [miss for miss in (_near_miss(place, owner, key, raw[key]) for key in raw if key not in known) if miss]
     try:
         return SCHEMAS[place].model_validate(raw), found
     except ValidationError as error:
@@ -296,11 +296,17 @@ def read_settings(
         return None, found
 
 
-def _near_miss(place: str, owner: str, key: str) -> str | None:
+# Words of a column's meta key that mean its merge rule; Paimon names it `fields.<column>.aggregate-function`
+RULE_WORDS = {"merge", "rule", "aggregate", "aggregation", "agg"}
+
+
+def _near_miss(place: str, owner: str, key: str, value: Any = None) -> str | None:
     """`scan_paralelism`: a key that is no setting here but one edit away from a lakeplan setting."""
     key_text = str(key)
     if key_text in SCHEMAS[place].model_fields:
         return None
+    if place == "column" and (rule_miss := _merge_rule_miss(owner, key_text, value)):
+        return rule_miss
     elsewhere = [p for p, schema in SCHEMAS.items() if p != place and key_text in schema.model_fields]
     if elsewhere and place != "var":
         return (
@@ -317,6 +323,22 @@ def _near_miss(place: str, owner: str, key: str) -> str | None:
     return (
         f"{owner} sets `{key_text}`, which is no lakeplan setting and would be ignored: did you mean `{close[0]}`"
         f"{where}? Fix: rename it to `{close[0]}` ({SCHEMAS[setting_place].model_fields[close[0]].description})."
+    )
+
+
+def _merge_rule_miss(owner: str, key: str, value: Any) -> str | None:
+    """`merge_rule: sum`: a column's meta key that names a merge rule or holds one (`rule: sum`) but is not `merge`
+    leaves the column on the default rule in silence (a new-user trial's wrong totals); other meta keys pass."""
+    is_rule = isinstance(value, str) and value in RULES
+    words = set(re.split(r"[^a-z]+", key.lower()))
+    if not is_rule and not (words & RULE_WORDS and "delimiter" not in words):
+        return None
+    why = ("`aggregate-function` is Paimon's name for it" if {"aggregate", "function"} <= words else
+           f"`{value}` is a merge rule" if is_rule else "its name says merge rule")
+    meant = f"merge: {value}" if is_rule else "merge"
+    return (
+        f"{owner} sets `{key}: {_show(value)}`, which is no lakeplan setting and would be ignored, leaving the column "
+        f"on the default rule `{DEFAULT_RULE}` ({why}): did you mean `{meant}`? Fix: rename `{key}` to `merge`."
     )
 
 

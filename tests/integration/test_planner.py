@@ -14,7 +14,7 @@ WIDE = {
     "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint", "b": "bigint", "v": "bigint"}),
 }
 
-# Ten misconfigurations in one project, two of them misspelt keys: one `dbt parse` names them all.
+# Misconfigurations in one project, three of them misspelt keys: one `dbt parse` names them all.
 TEN = {
     **WIDE,
     "models/m_zero.sql": member("wide", "select 1 as id, 1 as a", parallelism=0),
@@ -32,7 +32,8 @@ TEN = {
         "      - {name: events, meta: {scan_paralelism: 4}}\n"
         "      - {name: changes, meta: {changelog_mode: upsert}}\n"
     ),
-    "models/sums.yml": "version: 2\nmodels:\n  - name: m_zero\n    columns:\n      - {name: a, meta: {merg: sum}}\n",
+    "models/sums.yml": "version: 2\nmodels:\n  - name: m_zero\n    columns:\n      - {name: a, meta: {merg: sum}}\n"
+                       "      - {name: b, meta: {merge_rule: sum, owner: finance}}\n",
 }
 TEN_PROBLEMS = [
     ("model `m_zero` sets `parallelism: 0`", "Fix: e.g. `parallelism: 4`"),
@@ -45,7 +46,8 @@ TEN_PROBLEMS = [
     ("Column `n` of partial-update target `lonely` has data_type `decimall(5,2)`, which is no Spark type", "Fix: use"),
     ("source `raw.events` sets `scan_paralelism`", "did you mean `scan_parallelism`?"),
     ("source `raw.changes` is a changelog (changelog_mode: upsert) without `primary_key`", "Fix: add `primary_key"),
-    ("column `a` of model `m_zero` sets `merg`", "did you mean `merge`"),
+    ("column `a` of model `m_zero` sets `merg: 'sum'`", "did you mean `merge: sum`?"),
+    ("column `b` of model `m_zero` sets `merge_rule: 'sum'`", "did you mean `merge: sum`?"),
 ]
 
 
@@ -55,9 +57,9 @@ def problems_in(log: str) -> list[str]:
 
 def test_one_parse_reports_every_misconfiguration_each_with_its_owner_and_fix(make_project):
     log = make_project("planner_ten", TEN).fail("parse")
-    assert "lakeplan found 11 problem(s) in this project's settings" in log
+    assert "lakeplan found 12 problem(s) in this project's settings" in log
     found = problems_in(log)
-    assert len(found) == 11
+    assert len(found) == 12
     for owner, fix in TEN_PROBLEMS:
         [line] = [problem for problem in found if owner in problem]
         assert fix in line and "Fix:" in line
