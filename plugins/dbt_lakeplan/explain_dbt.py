@@ -186,6 +186,23 @@ def _plan_statements(spark, statements: list[str], sink_parallelism: int | None)
     return planned
 
 
+NOT_FOUND = re.compile(r"\[TABLE_OR_VIEW_NOT_FOUND\] The table or view `([^`]+)`\.`([^`]+)` cannot be found")
+
+
+def _unbuilt_input(error: str | None, node, manifest) -> str | None:
+    """Explain plans against the tables that exist, so before the first run a model's input may be missing; Spark's
+    sentence for that names neither the model nor the fix (a newcomer's explain before `make run`)."""
+    found = NOT_FOUND.search(error or "")
+    table = f"{found[1]}.{found[2]}".lower() if found else None
+    built_by_dbt = [uid for uid in node.depends_on.nodes if uid in manifest.nodes and table
+                    and (_table(uid, manifest) or "").lower() == table]  # fmt: skip
+    if not built_by_dbt:
+        return error
+    return (f"it reads `{input_name(built_by_dbt[0], manifest)}` ({table}), which is not built yet, and explain plans "
+            f"against the tables that exist. Fix: build it first (`dbt build --select +{node.name}`), then run "
+            "explain again.")
+
+
 def _table(uid: str, manifest) -> str | None:
     if uid in manifest.sources:
         source = manifest.sources[uid]
@@ -206,7 +223,7 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
     """One model's entry of the report (docs/explain.md)."""
     plan = node.config.get(PLAN_KEY) or {}
     member_of = (plan.get("member_of") or {}).get("target")
-    error = error or live.get("error")
+    error = _unbuilt_input(error or live.get("error"), node, manifest)
     inputs = plan.get("reads", [])  # through the models it inlines
     entry: dict[str, Any] = {
         "unique_id": node.unique_id, "name": node.name, "relation": node.relation_name,

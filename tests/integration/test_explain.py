@@ -256,3 +256,16 @@ def test_width_widens_the_cells_of_the_table(project, capsys):
     explain(project, "--select", "wide", "--width", "0")
     wide = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("wide "))
     assert "..." not in wide
+
+
+def test_a_model_over_an_input_not_built_yet_says_so_and_how_to_build_it(make_project):
+    # a newcomer's explain before `make run`: Spark's TABLE_OR_VIEW_NOT_FOUND named no model and no fix
+    unbuilt = make_project("explain_unbuilt", {
+        "models/changes.sql": "{{ config(materialized='view') }}\nselect 1 as id, 'a' as v",
+        "models/current.sql": "{{ config(materialized='upsert', unique_key='id') }}\nselect * from {{ ref('changes') }}",
+    })
+    code, report, models = explain(unbuilt)
+    error = models["current"]["error"]
+    assert "reads `changes` (lakeplan_explain_unbuilt.changes), which is not built yet" in error, error
+    assert "Fix: build it first (`dbt build --select +current`), then run explain again." in error, error
+    assert "TABLE_OR_VIEW_NOT_FOUND" not in error and "\n" not in error
