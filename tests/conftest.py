@@ -3,9 +3,11 @@ shares one SparkSession (one JVM start) and reads the same Iceberg catalog as db
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ import yaml
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from dbt_common.tests import enable_test_caching
 
-from tests.durations import DbtWork, DurationsRecord
+from tests.durations import RECORD, DbtWork, DurationsRecord
 
 REPO = Path(__file__).resolve().parents[1]
 JAVA_FRAME = re.compile(r"^\s+at [\w$.]+\(", re.MULTILINE)  # a line of a Java stack trace
@@ -25,10 +27,24 @@ REQUIRED_ENV = ("SPARK_CONF_DIR", "DBT_PROFILES_DIR", "LAKEPLAN_TPCH_DIR")
 # 200 KB); with it, each distinct macro text is parsed once per session. It cut test_tombstones.py from 223 s to 179 s.
 # It stays on for the whole session: no module may switch it off for the ones after it.
 enable_test_caching()
-# Modules whose tests share the repository's own files (the example's target/ and logs/, its seeds and models, which
-# some tests edit and restore) or fixed ports (the cluster's): under pytest-xdist they run on one worker, one at a time.
-REPOSITORY_MODULES = ("test_bench_smoke.py", "test_cluster.py", "test_example_pipeline.py", "test_explain_browser.py")
+# Under pytest-xdist a unit of work runs on one worker, its tests in order (module-scoped fixtures are built once).
+# A unit is a module, but: the tests that share the repository's own files (the example's target/ and logs/, its seeds
+# and models, which some tests edit and restore) or fixed ports (the cluster's) are one unit, "repository", so they
+# never run at once; and each test of UNIT_PER_TEST is a unit of its own (each bench smoke works in its own project
+# directory and schema, and each takes minutes: together they would be the longest pole).
+REPOSITORY_MODULES = ("test_cluster.py", "test_example_pipeline.py", "test_explain_browser.py")
+REPOSITORY_TESTS = ("test_bench_smoke.py::test_explain_benchmark_smoke",)
+UNIT_PER_TEST = ("test_bench_smoke.py",)
 REPOSITORY_FIXTURES = ("example", "built")
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit of work a test belongs to (see REPOSITORY_MODULES)."""
+    module, _, test = nodeid.partition("::")
+    name = Path(module).name
+    if name in REPOSITORY_MODULES or f"{name}::{test.split('[')[0]}" in REPOSITORY_TESTS:
+        return "repository"
+    return nodeid if name in UNIT_PER_TEST else module
 
 
 def pytest_configure(config):
@@ -52,29 +68,41 @@ def own_home_per_worker() -> None:
 
 
 def pytest_collection_modifyitems(items):
-    """Under pytest-xdist the modules that share the repository's files or fixed ports are collected first (the
-    longest group, see `pytest_xdist_make_scheduler`), and a module that uses the example must be one of them."""
-    strays = {item.path.name for item in items if set(REPOSITORY_FIXTURES) & set(item.fixturenames)}
-    strays -= set(REPOSITORY_MODULES)
+    """Under pytest-xdist the units of work are collected longest first, by the last durations record (the
+    repository's first while there is none), so that no long unit starts last; a test that uses the example must be
+    in the repository unit."""
+    strays = {item.nodeid for item in items if set(REPOSITORY_FIXTURES) & set(item.fixturenames)}
+    strays = {nodeid for nodeid in strays if work_unit(nodeid) != "repository"}
     if strays:
         raise pytest.UsageError(f"{', '.join(sorted(strays))} use the example: add them to REPOSITORY_MODULES")
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: item.path.name not in REPOSITORY_MODULES)
+        recorded = json.loads(RECORD.read_text())["tests"] if RECORD.exists() else {}
+        order = {nodeid: place for place, nodeid in enumerate(longest_first([item.nodeid for item in items], recorded))}
+        items.sort(key=lambda item: order[item.nodeid])
+
+
+def longest_first(nodeids: list[str], recorded: dict[str, float]) -> list[str]:
+    """The tests, their units longest first by the seconds `recorded` for their tests (the repository's unit first
+    among those without any), each unit's tests in their order."""
+    seconds: Counter = Counter()
+    for nodeid, taken in recorded.items():
+        seconds[work_unit(nodeid)] += taken
+    return sorted(nodeids, key=lambda nodeid: (-seconds[work_unit(nodeid)], work_unit(nodeid) != "repository"))
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Each module is one unit of work on one worker (its module-scoped fixtures are built once, its tests keep their
-    order), and REPOSITORY_MODULES together are one, so they never run at once. (xdist's own `loadgroup` cannot do
-    this here: the group it appends to a node id does not reach pytest 9's node ids.)"""
+    """Schedules `work_unit`s in the order they were collected. (xdist's own `loadgroup` cannot do this here: the
+    group it appends to a node id does not reach pytest 9's node ids; its --loadscope-reorder would put the units
+    with the most tests first, whatever their length.)"""
     from xdist.scheduler import LoadScopeScheduling
 
-    class ModuleGroups(LoadScopeScheduling):
+    class Units(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return "repository" if Path(module).name in REPOSITORY_MODULES else module
+            return work_unit(nodeid)
 
-    return ModuleGroups(config, log)
+    config.option.loadscopereorder = False
+    return Units(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)

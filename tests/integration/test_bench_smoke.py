@@ -1,7 +1,10 @@
 """Every benchmark harness runs (tiny sizes) so none rots; their figures are recorded by `make bench`.
-What is checked here is what the benchmarks compare, never how fast anything is."""
+What is checked here is what the benchmarks compare, never how fast anything is. Each test is a unit of work of its
+own under pytest-xdist (tests/conftest.py): its projects are in this worker's own directory, its tables in this
+worker's catalog."""
 
 import importlib
+import os
 import sys
 
 import pytest
@@ -10,7 +13,9 @@ from tests.conftest import REPO
 
 
 @pytest.fixture(scope="module")
-def bench():
+def bench(tmp_path_factory):
+    # read when bench/common.py is first imported in this process (this worker's own directory, for the session)
+    os.environ.setdefault("LAKEPLAN_BENCH_WORK", str(tmp_path_factory.getbasetemp() / "bench_work"))
     sys.path.insert(0, str(REPO / "bench"))
     yield lambda name: importlib.import_module(name)
     sys.path.remove(str(REPO / "bench"))
