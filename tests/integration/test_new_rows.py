@@ -138,6 +138,14 @@ def test_new_rows_apply_each_row_once(project, spark):
     assert re.search(r"upsert model lakeplan_new_rows\.current \.* \[NOTHING NEW in ", shown)
     assert f"`current`: its query reads nothing new since its last write ({ORDERS} at " in project.shown
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
+
+
+def test_a_compaction_of_an_input_is_nothing_new_and_what_is_appended_after_it_is(project, spark):
+    """A compaction of the input (rewrite_data_files) moves its rows and adds none: the readers of new_rows write
+    nothing, and explain and the compiled write say so; what is appended after it is read once."""
+    add_orders(spark, (1, 10, 5), (2, 20, 7), (3, 10, 1), (4, 20, 3), (5, 30, 9))
+    project.run("run", "-s", "totals", "current")
+    before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")
     spark.sql(f"call system.rewrite_data_files(table => '{ORDERS}', options => map('rewrite-all', 'true'))")
     project.run("run", "-s", "totals", "current")  # a compaction of the input moves its rows and adds none
     assert re.sub(r"\x1b\[\d+m", "", project.shown).count("[NOTHING NEW in ") == 2, project.shown
