@@ -48,14 +48,12 @@ def test_a_target_compacts_when_its_deleted_share_is_crossed_and_keeps_its_rows_
         "models/counts.sql": member("wide", "select id, n as visits from {{ ref('visits') }}"),
     })  # fmt: skip
     table = "lakeplan_maint_target.wide"
-    project.run("seed")
-    project.run("run")
+    project.run("build")  # the seed, then the target
     # 1 of 5 data rows deleted (20%): no compaction; 3 of 7 (43%): compaction, which applies every delete
     for seed, share, compacts in [("id,n\n1,1\n", "20.0%", False), ("id,n\n2,1\n3,1\n", "42.9%", True)]:
         (project.path / "seeds" / "visits.csv").write_text(seed)
-        project.run("seed")
         properties = recorded(spark, table)[0]
-        _, log = project.invoke("run")
+        _, log = project.invoke("build")  # the changed seed, then the target
         assert ("replace" in operations(spark, table)) == compacts, share
         assert f"{share} of rows deleted (threshold 30.0%)" in log
         assert files(spark, table)[2] == (0 if compacts else 1)
@@ -93,9 +91,8 @@ def test_lakeplan_maintain_maintains_an_upsert_that_never_compacts_on_write(make
                               "select id, op, lsn, val from {{ ref('changes') }} where batch = {{ var('batch') }}",
     })  # fmt: skip
     table, tombstones = "lakeplan_maint_upsert.current", "lakeplan_maint_upsert.current__lakeplan_tombstones"
-    project.run("seed")
     for batch in (1, 2, 3):
-        project.run("run", "--vars", f"{{batch: {batch}}}")
+        project.run("build" if batch == 1 else "run", "--vars", f"{{batch: {batch}}}")  # the seed, with the first
         assert "lakeplan maintenance" not in project.shown
     assert "replace" not in operations(spark, table) and len(operations(spark, table)) == 3
     assert files(spark, table)[0] >= 2  # past the small files' threshold, not compacted
@@ -132,17 +129,17 @@ def test_lakeplan_maintain_maintains_an_upsert_that_never_compacts_on_write(make
 
 
 def test_an_incremental_model_compacts_through_its_post_hook(make_project, spark):
-    """dbt-spark's incremental: the post-hook runs its maintenance; appends add a file each, the third crosses 3."""
+    """dbt-spark's incremental: the post-hook runs its maintenance; appends add a file each, the second crosses 2."""
     project = make_project("maint_incremental", {"models/events.sql": (
         "{{ config(materialized='incremental', incremental_strategy='append', post_hook=\"" + HOOK + "\", "
-        "maintenance={'small_files': 3, 'expire_after_hours': none}) }}\nselect {{ var('n') }} as id")})  # fmt: skip
+        "maintenance={'small_files': 2, 'expire_after_hours': none}) }}\nselect {{ var('n') }} as id")})  # fmt: skip
     table = "lakeplan_maint_incremental.events"
-    for n in (1, 2, 3):
+    for n in (1, 2):
         project.run("run", "--vars", f"{{n: {n}}}")
-        assert ("replace" in operations(spark, table)) == (n == 3), n
-    assert "rewrite_data_files (3 small data files (threshold 3)): " in project.shown
-    assert files(spark, table) == (1, 3, 0)
-    assert rows(spark, table) == [(1,), (2,), (3,)]
+        assert ("replace" in operations(spark, table)) == (n == 2), n
+    assert "rewrite_data_files (2 small data files (threshold 2)): " in project.shown
+    assert files(spark, table) == (1, 2, 0)
+    assert rows(spark, table) == [(1,), (2,)]
 
 
 UPSERT = "{{ config(materialized='upsert', unique_key='id', maintenance=%s) }}\nselect 1 as id, '+I' as _op"
@@ -187,6 +184,12 @@ def test_maintenance_that_cannot_work_stops_the_parse(make_project, files, fragm
     assert "model `other` sets `maintenance: {'keep_snapshots': 0}`" in log
 
 
+@pytest.fixture(scope="module")
+def maint_select(make_project):
+    """One project (one parse) for every selection: lakeplan_maintain refuses them all, writing nothing."""
+    return make_project("maint_select", {"models/current.sql": UPSERT % "{}", "models/plain.sql": "select 1 as id"})
+
+
 UNKNOWN = ("lakeplan_maintain: select names `curent`, but this project has no enabled model of that name. Fix: select "
            "models with `maintenance` by name: current.")  # not `plain`, which has none
 WITHOUT = ("lakeplan_maintain: model `plain` has no `maintenance` settings, so lakeplan does not know its thresholds. "
@@ -203,9 +206,8 @@ NONE_SELECTED = ("lakeplan_maintain: select names no model, so nothing would be 
     ("{}", [NONE_SELECTED]),  # a scheduled job whose arguments lost the list: it did nothing, and said nothing
     ("{select: []}", [NONE_SELECTED]),
 ], ids=["unknown_model", "without_maintenance", "both", "no_select", "empty_select"])  # fmt: skip
-def test_lakeplan_maintain_refuses_a_selection_it_cannot_maintain(make_project, select, fragments):
-    project = make_project("maint_select", {"models/current.sql": UPSERT % "{}",
-                                            "models/plain.sql": "select 1 as id"})  # fmt: skip
+def test_lakeplan_maintain_refuses_a_selection_it_cannot_maintain(maint_select, select, fragments):
+    project = maint_select  # the module's one project
     # not DbtProject.fail: dbt's run-operation logs every error it catches with its Python stack at debug level
     result, log = project.invoke("run-operation", "lakeplan_maintain", "--args", select)
     assert not result.success and "lakeplan maintenance of" not in log
@@ -231,7 +233,7 @@ def test_expiry_keeps_the_snapshots_a_new_rows_reader_has_not_read(make_project,
                                     "customer in {{ lakeplan.changed_keys(ref('events'), 'customer') }} group by 1"),
     })  # fmt: skip
     events_table, tally_table = "lakeplan_maint_readers.events", "lakeplan_maint_readers.tally"
-    for n in (1, 2, 3, 4):
+    for n in (1, 2, 3):  # the third run is the first whose expiry removes a snapshot
         project.run("run", "--vars", f"{{n: {n}}}")
         assert rows(spark, tally_table) == [(7, n, n)], n  # each event counted once
         # the events' maintenance ran before the tally read: it kept the snapshot the tally had consumed and the new

@@ -1,7 +1,8 @@
 """Members that read only what is new (issue 30, item 1): `lakeplan.new_rows(source(...))` reads the rows an Iceberg
 input gained since the consuming table's last committed write, and that write records the input's snapshot, so
 every row is applied once. The reference is a twin target whose members read the inputs whole, rebuilt from
-scratch (`--full-refresh`) after every step: the incremental target must hold the same rows."""
+scratch (its config `full_refresh: true`) in the same run as every step: the incremental target must hold the same
+rows. The module's tests share one project; each starts on an empty schema."""
 
 import json
 import re
@@ -29,7 +30,8 @@ models:
       - {name: spent, data_type: bigint, meta: {merge: sum}}
       - {name: last_amount, data_type: bigint}
   - name: totals_whole
-    config: {unique_key: customer}
+    # rebuilt from scratch by every run that selects it: the reference, written beside `totals` in the same run
+    config: {unique_key: customer, full_refresh: true}
     columns: *columns
   - name: counts
     config: {unique_key: customer}
@@ -70,12 +72,18 @@ FILES = {
 }
 
 
+@pytest.fixture(scope="module")
+def new_rows_project(make_project):
+    """One project (one parse) for the module: each test starts it over on empty tables (`project`)."""
+    return make_project("new_rows", FILES)
+
+
 @pytest.fixture
-def project(make_project, spark):
-    dbt = make_project("new_rows", FILES)
-    spark.sql(f"create schema if not exists {SCHEMA}")
+def project(new_rows_project, spark):
+    spark.sql(f"drop schema if exists {SCHEMA} cascade")  # the tables an earlier test of the module wrote
+    spark.sql(f"create schema {SCHEMA}")
     spark.sql(f"create table {ORDERS} (id int, customer int, amount bigint) using iceberg")
-    return dbt
+    return new_rows_project
 
 
 def add_orders(spark, *rows):
@@ -99,27 +107,27 @@ def head(spark, table):
     return spark.sql(f"select snapshot_id from {SCHEMA}.{table}.refs where name = 'main'").collect()[0][0]
 
 
-def matches_a_whole_rebuild(project, spark):
-    project.run("run", "-s", "totals_whole", "--full-refresh")
+def matches_a_whole_rebuild(spark):
+    """`totals` holds what `totals_whole`, selected in the same run (and so rebuilt from scratch), holds."""
     return rows(spark, "totals") == rows(spark, "totals_whole")
 
 
 def test_new_rows_apply_each_row_once(project, spark):
     add_orders(spark, (1, 10, 5), (2, 20, 7), (3, 10, 1))
-    project.run("run", "-s", "totals", "current")
+    project.run("run", "-s", "totals", "totals_whole", "current")
     assert consumed(spark, "totals") == {"lakeplan.consumed": {ORDERS: head(spark, "orders")}}
-    assert rows(spark, "totals") == [(10, 6, 1), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
+    assert rows(spark, "totals") == [(10, 6, 1), (20, 7, 7)] and matches_a_whole_rebuild(spark)
 
     add_orders(spark, (4, 20, 3), (5, 30, 9))
     read = consumed(spark, "totals")["lakeplan.consumed"][ORDERS]
     code, report, models = explain(project, "--select", "totals")  # what the next run would read, before it runs
     assert code == 0 and models["totals"]["change"]["reads"] == {
         ORDERS_SOURCE: f"what is new: snapshots after {read} up to {head(spark, 'orders')}"}
-    result, log = project.invoke("run", "-s", "totals", "current")
+    result, log = project.invoke("run", "-s", "totals", "totals_whole", "current")
     # appends alone: Iceberg's incremental scan of the files they added, not its changelog (which sorts every row)
     assert result.success and "from lakeplan_new_rows_" in log and "using iceberg options (path" in log
     assert "create_changelog_view" not in log
-    assert rows(spark, "totals") == [(10, 6, 1), (20, 10, 3), (30, 9, 9)] and matches_a_whole_rebuild(project, spark)
+    assert rows(spark, "totals") == [(10, 6, 1), (20, 10, 3), (30, 9, 9)] and matches_a_whole_rebuild(spark)
     assert consumed(spark, "totals") == {"lakeplan.consumed": {ORDERS: head(spark, "orders")}}  # pending is gone
 
     before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")
@@ -130,20 +138,28 @@ def test_new_rows_apply_each_row_once(project, spark):
     assert re.search(r"upsert model lakeplan_new_rows\.current \.* \[NOTHING NEW in ", shown)
     assert f"`current`: its query reads nothing new since its last write ({ORDERS} at " in project.shown
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
-    project.run("compile", "-s", "totals")  # what `dbt run` would send now: no write
-    compiled = (project.path / "target" / "compiled" / "lakeplan" / "models" / "totals.sql").read_text()
-    assert "nothing new to write" in compiled and "merge into" not in compiled.lower()
+
+
+def test_a_compaction_of_an_input_is_nothing_new_and_what_is_appended_after_it_is(project, spark):
+    """A compaction of the input (rewrite_data_files) moves its rows and adds none: the readers of new_rows write
+    nothing, and explain and the compiled write say so; what is appended after it is read once."""
+    add_orders(spark, (1, 10, 5), (2, 20, 7), (3, 10, 1), (4, 20, 3), (5, 30, 9))
+    project.run("run", "-s", "totals", "current")
+    before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")
     spark.sql(f"call system.rewrite_data_files(table => '{ORDERS}', options => map('rewrite-all', 'true'))")
     project.run("run", "-s", "totals", "current")  # a compaction of the input moves its rows and adds none
     assert re.sub(r"\x1b\[\d+m", "", project.shown).count("[NOTHING NEW in ") == 2, project.shown
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
     code, _, models = explain(project, "--select", "totals")
     assert code == 0 and models["totals"]["state"]["next_run"] == "nothing new"
+    # what `dbt run` would send now (explain's `dbt compile` wrote it): no write
+    compiled = (project.path / "target" / "compiled" / "lakeplan" / "models" / "totals.sql").read_text()
+    assert "nothing new to write" in compiled and "merge into" not in compiled.lower()
 
     add_orders(spark, (6, 20, -1))  # the upsert's changelog deletes order 6 (never inserted) and keeps the rest
-    project.run("run", "-s", "totals", "current")  # after the compaction: only the appended order is new
+    project.run("run", "-s", "totals", "totals_whole", "current")  # after the compaction: only order 6 is new
     assert rows(spark, "current") == [(1, 10, 5), (2, 20, 7), (3, 10, 1), (4, 20, 3), (5, 30, 9)]
-    assert rows(spark, "totals") == [(10, 6, 1), (20, 9, -1), (30, 9, 9)] and matches_a_whole_rebuild(project, spark)
+    assert rows(spark, "totals") == [(10, 6, 1), (20, 9, -1), (30, 9, 9)] and matches_a_whole_rebuild(spark)
 
 
 def test_a_write_that_changed_no_row_is_nothing_new_and_one_that_only_inserted_is_new_rows(project, spark):
@@ -170,9 +186,9 @@ def test_a_write_that_changed_no_row_is_nothing_new_and_one_that_only_inserted_i
               "on t.id = s.id when matched then update set * when not matched then insert *")  # fmt: skip
     newest = spark.sql(f"select operation, summary from {ORDERS}.snapshots order by committed_at desc limit 1").first()
     assert newest.operation == "overwrite" and newest.summary["added-records"] == "1"
-    result, log = project.invoke("run", "-s", "totals", "current")
+    result, log = project.invoke("run", "-s", "totals", "totals_whole", "current")
     assert result.success and "reads all of" not in log and "_change_type = 'INSERT'" in log
-    assert rows(spark, "totals") == [(10, 8, 3), (20, 4, 4)] and matches_a_whole_rebuild(project, spark)
+    assert rows(spark, "totals") == [(10, 8, 3), (20, 4, 4)] and matches_a_whole_rebuild(spark)
     assert rows(spark, "current") == [(1, 10, 5), (2, 10, 3), (3, 20, 4)]
 
 
@@ -208,8 +224,8 @@ def test_a_write_stopped_after_its_commit_is_not_applied_again(project, spark):
     pending = {"base": head(spark, "totals"), "inputs": {ORDERS: head(spark, "orders")}}
     spark.sql(f"alter table {SCHEMA}.totals set tblproperties ('lakeplan.consumed' = '{json.dumps(record)}', "
               f"'lakeplan.consumed.pending' = '{json.dumps(pending)}')")  # fmt: skip
-    project.run("run", "-s", "totals")
-    assert rows(spark, "totals") == [(10, 13, 1)] and matches_a_whole_rebuild(project, spark)
+    project.run("run", "-s", "totals", "totals_whole")
+    assert rows(spark, "totals") == [(10, 13, 1)] and matches_a_whole_rebuild(spark)
 
 
 def test_a_write_reads_its_target_properties_once_for_all_its_members(project, spark):
@@ -236,8 +252,8 @@ def test_a_failed_write_then_its_rerun_counts_each_row_once(project, spark):
     project.fail("run", "-s", "totals", "--vars", "{fail: true}")
     assert snapshots(spark, f"{SCHEMA}.totals") == before and rows(spark, "totals") == [(10, 5, 5)]
     assert consumed(spark, "totals")["lakeplan.consumed.pending"]["base"] == head(spark, "totals")  # noted, not done
-    project.run("run", "-s", "totals")
-    assert rows(spark, "totals") == [(10, 12, 7)] and matches_a_whole_rebuild(project, spark)
+    project.run("run", "-s", "totals", "totals_whole")
+    assert rows(spark, "totals") == [(10, 12, 7)] and matches_a_whole_rebuild(spark)
     assert set(consumed(spark, "totals")) == {"lakeplan.consumed"}
     project.run("run", "-s", "totals")  # nothing new: nothing counted again
     assert rows(spark, "totals") == [(10, 12, 7)]
@@ -249,15 +265,15 @@ def test_empty_reads_nothing_new_and_records_nothing(project, spark):
     add_orders(spark, (1, 10, 5), (2, 20, 7))
     project.run("run", "--empty", "-s", "totals", "current")  # creates both tables, empty
     assert rows(spark, "totals") == [] and rows(spark, "current") == [] and consumed(spark, "totals") == {}
-    project.run("run", "-s", "totals", "current")
-    assert rows(spark, "totals") == [(10, 5, 5), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
+    project.run("run", "-s", "totals", "totals_whole", "current")
+    assert rows(spark, "totals") == [(10, 5, 5), (20, 7, 7)] and matches_a_whole_rebuild(spark)
     add_orders(spark, (3, 10, 1))
     before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current"), consumed(spark, "totals")
     project.run("run", "--empty", "-s", "totals", "current")
     assert project.shown.count("NOT WRITTEN (--empty)") == 2
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current"), consumed(spark, "totals")) == before
-    project.run("run", "-s", "totals", "current")  # order 3, once
-    assert rows(spark, "totals") == [(10, 6, 1), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
+    project.run("run", "-s", "totals", "totals_whole", "current")  # order 3, once
+    assert rows(spark, "totals") == [(10, 6, 1), (20, 7, 7)] and matches_a_whole_rebuild(spark)
 
 
 def test_changed_rows_of_an_input_stop_a_sum_and_full_refresh_reads_everything(project, spark):
@@ -273,8 +289,8 @@ def test_changed_rows_of_an_input_stop_a_sum_and_full_refresh_reads_everything(p
     project.run("run", "-s", "current")  # an upsert reads the input whole and gets the same rows
     assert "`current` reads all of lakeplan_new_rows.orders: its snapshots since the last write" in project.shown
     assert rows(spark, "current") == [(1, 10, 50), (2, 20, 7)]
-    project.run("run", "-s", "totals", "--full-refresh")
-    assert rows(spark, "totals") == [(10, 50, 50), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
+    project.run("run", "-s", "totals", "totals_whole", "--full-refresh")
+    assert rows(spark, "totals") == [(10, 50, 50), (20, 7, 7)] and matches_a_whole_rebuild(spark)
 
 
 def test_changed_keys_recompute_only_the_keys_whose_rows_changed(project, spark):
@@ -314,9 +330,10 @@ def test_an_input_with_delete_files_is_read_as_the_difference_of_its_snapshots(p
 
     project.run("run", "-s", "totals", "--full-refresh")  # a sum cannot follow the update: rebuilt once
     add_orders(spark, (4, 20, 3), (5, 30, 9))
-    result, log = project.invoke("run", "-s", "totals")  # appends alone: the delete files before them do not matter
+    # appends alone: the delete files before them do not matter
+    result, log = project.invoke("run", "-s", "totals", "totals_whole")
     assert result.success and "as the difference of its snapshots" not in log and "using iceberg options (path" in log
-    assert rows(spark, "totals") == [(10, 1, 1), (20, 10, 3), (30, 14, 9)] and matches_a_whole_rebuild(project, spark)
+    assert rows(spark, "totals") == [(10, 1, 1), (20, 10, 3), (30, 14, 9)] and matches_a_whole_rebuild(spark)
 
 
 def test_reading_what_is_new_where_it_cannot_work_is_refused(make_project, spark):
@@ -371,7 +388,7 @@ def test_a_changelog_member_with_a_sequence_group_reads_its_new_changes(make_pro
     schema = f"lakeplan_new_changes_{on_delete}"
     target = """
   - name: {name}
-    config: {{unique_key: id, partial_update_on_delete: {on_delete}, sequence_groups: {{status_seq: [status]}}}}
+    config: {{unique_key: id, partial_update_on_delete: {on_delete}, sequence_groups: {{status_seq: [status]}}{full}}}
     columns:
       - {{name: id, data_type: int}}
       - {{name: status, data_type: string}}
@@ -382,8 +399,8 @@ def test_a_changelog_member_with_a_sequence_group_reads_its_new_changes(make_pro
               "select id, op, seq, status, status_seq, amount from %s"
     project = make_project(f"new_changes_{on_delete}", {
         "models/schema.yml": f"version: 2\nsources: [{{name: raw, schema: {schema}, tables: [{{name: cdc}}]}}]\nmodels:"
-                             + target.format(name="state", on_delete=on_delete)
-                             + target.format(name="state_whole", on_delete=on_delete),
+                             + target.format(name="state", on_delete=on_delete, full="")
+                             + target.format(name="state_whole", on_delete=on_delete, full=", full_refresh: true"),
         "models/state.sql": "{{ partial_update_target() }}",
         "models/state_whole.sql": "{{ partial_update_target() }}",
         "models/changes.sql": changes % ("state", "{{ lakeplan.new_rows(source('raw', 'cdc')) }}"),
@@ -405,8 +422,7 @@ def test_a_changelog_member_with_a_sequence_group_reads_its_new_changes(make_pro
     ]
     for batch in batches:
         spark.sql(f"insert into {schema}.cdc values {batch}")
-        project.run("run", "-s", "state")
-        project.run("run", "-s", "state_whole", "--full-refresh")
+        project.run("run", "-s", "state", "state_whole")  # state_whole: rebuilt from the whole changelog (full_refresh)
         assert table_rows(spark, f"{schema}.state") == table_rows(spark, f"{schema}.state_whole")
     expected = [(1, "paid", 2, 12), (2, "again", 3, 22)]
     assert table_rows(spark, f"{schema}.state") == expected
