@@ -122,7 +122,8 @@ def model_settings(node, found: list[str]) -> tuple[ModelSettings | None, dict[s
     columns = {}
     for name, column in node.columns.items():
         meta = {**column.meta, **column.config.meta}
-        column_settings, column_problems = read_settings("column", f"column `{name}` of {owner}", meta)
+        column_settings, column_problems = read_settings("column", f"column `{name}` of {owner}", meta,
+                                                         merged=materialization(node.config.materialized).target)
         found.extend(column_problems)
         columns[name] = column_settings
     return settings, columns

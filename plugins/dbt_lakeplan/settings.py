@@ -271,11 +271,13 @@ def _declared(place: str, name: str, inner: str, given: Any) -> tuple[str, str]:
 
 
 def read_settings(
-    place: str, owner: str, raw: dict[str, Any], known: frozenset[str] = frozenset()
+    place: str, owner: str, raw: dict[str, Any], known: frozenset[str] = frozenset(), merged: bool = True
 ) -> tuple[Settings | None, list[str]]:
     """The settings of one place, read through its declaration, and every problem with them as a sentence
-    that names the owner, the setting, the value, what is allowed and the fix. `known`: other tools' keys."""
-    found = [miss for miss in (_near_miss(place, owner, key, raw[key]) for key in raw if key not in known) if miss]
+    that names the owner, the setting, the value, what is allowed and the fix. `known`: other tools' keys;
+    `merged`: a column of a partial-update target, whose meta keys that look like a merge rule are refused."""
+    found = [miss for miss in (_near_miss(place, owner, key, raw[key], merged) for key in raw if key not in known)
+             if miss]
     try:
         return SCHEMAS[place].model_validate(raw), found
     except ValidationError as error:
@@ -300,12 +302,12 @@ def read_settings(
 RULE_WORDS = {"merge", "rule", "aggregate", "aggregation", "agg"}
 
 
-def _near_miss(place: str, owner: str, key: str, value: Any = None) -> str | None:
+def _near_miss(place: str, owner: str, key: str, value: Any = None, merged: bool = True) -> str | None:
     """`scan_paralelism`: a key that is no setting here but one edit away from a lakeplan setting."""
     key_text = str(key)
     if key_text in SCHEMAS[place].model_fields:
         return None
-    if place == "column" and (rule_miss := _merge_rule_miss(owner, key_text, value)):
+    if place == "column" and merged and (rule_miss := _merge_rule_miss(owner, key_text, value)):
         return rule_miss
     elsewhere = [p for p, schema in SCHEMAS.items() if p != place and key_text in schema.model_fields]
     if elsewhere and place != "var":
@@ -327,11 +329,12 @@ def _near_miss(place: str, owner: str, key: str, value: Any = None) -> str | Non
 
 
 def _merge_rule_miss(owner: str, key: str, value: Any) -> str | None:
-    """`merge_rule: sum`: a column's meta key that names a merge rule or holds one (`rule: sum`) but is not `merge`
-    leaves the column on the default rule in silence (a new-user trial's wrong totals); other meta keys pass."""
+    """`merge_rule: sum`: a target column's meta key whose name says merge rule but is not `merge` leaves the column
+    on the default rule in silence (a new-user trial's wrong totals). A key is judged by its name alone: `unit:
+    count` or `priority: max` are other tools' meta, whatever their value."""
     is_rule = isinstance(value, str) and value in RULES
     words = set(re.split(r"[^a-z]+", key.lower()))
-    if not is_rule and not (words & RULE_WORDS and "delimiter" not in words):
+    if not words & RULE_WORDS or "delimiter" in words:
         return None
     why = ("`aggregate-function` is Paimon's name for it" if {"aggregate", "function"} <= words else
            f"`{value}` is a merge rule" if is_rule else "its name says merge rule")

@@ -26,14 +26,15 @@ TEN = {
     "models/both.yml": target_yml("both", {"id": "bigint", "a": "bigint"}),
     "models/both_member.sql": member("both", "select 1 as id, 1 as a"),
     "models/lonely.sql": "{{ partial_update_target() }}",
-    "models/lonely.yml": target_yml("lonely", {"id": "bigint", "n": "decimall(5,2)"}, rules={"n": "sum"}),
+    "models/lonely.yml": target_yml("lonely", {"id": "bigint", "n": "decimall(5,2)"}, rules={"n": "sum"})
+                         + "      - {name: m, data_type: bigint, meta: {merge_rule: sum, unit: count}}\n",
     "models/sources.yml": (
         "version: 2\nsources:\n  - name: raw\n    tables:\n"
         "      - {name: events, meta: {scan_paralelism: 4}}\n"
         "      - {name: changes, meta: {changelog_mode: upsert}}\n"
     ),
     "models/sums.yml": "version: 2\nmodels:\n  - name: m_zero\n    columns:\n      - {name: a, meta: {merg: sum}}\n"
-                       "      - {name: b, meta: {merge_rule: sum, owner: finance}}\n",
+                       "      - {name: b, meta: {merge_rule: sum, owner: finance}}\n",  # a member: not merged
 }
 TEN_PROBLEMS = [
     ("model `m_zero` sets `parallelism: 0`", "Fix: e.g. `parallelism: 4`"),
@@ -46,8 +47,8 @@ TEN_PROBLEMS = [
     ("Column `n` of partial-update target `lonely` has data_type `decimall(5,2)`, which is no Spark type", "Fix: use"),
     ("source `raw.events` sets `scan_paralelism`", "did you mean `scan_parallelism`?"),
     ("source `raw.changes` is a changelog (changelog_mode: upsert) without `primary_key`", "Fix: add `primary_key"),
-    ("column `a` of model `m_zero` sets `merg: 'sum'`", "did you mean `merge: sum`?"),
-    ("column `b` of model `m_zero` sets `merge_rule: 'sum'`", "did you mean `merge: sum`?"),
+    ("column `a` of model `m_zero` sets `merg`", "did you mean `merge`"),
+    ("column `m` of model `lonely` sets `merge_rule: 'sum'`", "did you mean `merge: sum`?"),
 ]
 
 

@@ -59,7 +59,7 @@ def test_the_settings_reference_is_generated_from_the_declarations():
         ("model", {"sequnce_by": "v"}, ["did you mean `sequence_by`?"]),
         ("source", {"scan_paralelism": 4}, ["did you mean `scan_parallelism`?"]),
         ("source", {"changelog_mode": "cdc"}, ["`changelog_mode: 'cdc'`", "Fix: one of `insert_only`, `upsert`, `all`"]),
-        ("column", {"merg": "sum"}, ["did you mean `merge: sum`?"]),
+        ("column", {"merg": "sum"}, ["did you mean `merge`?"]),
         # a new-user trial: `merge_rule: sum` passed in silence and the column merged by last_non_null
         ("column", {"merge_rule": "sum"}, ["sets `merge_rule: 'sum'`", "did you mean `merge: sum`?"]),
         ("column", {"aggregate-function": "max"}, ["Paimon's name", "did you mean `merge: max`?"]),
@@ -95,8 +95,12 @@ def test_a_problem_names_the_owner_the_setting_the_value_and_the_fix(place, raw,
 
 def test_other_tools_keys_pass_and_every_problem_of_one_place_is_reported():
     assert read_settings("model", "model `m`", {"file_format": "iceberg", "owner": "me"}, frozenset({"file_format"}))[1] == []
-    # a column's meta holds docs and other tools' tags; only what looks like a merge rule is a lakeplan problem
-    assert read_settings("column", "column `a`", {"owner": "finance", "pii": True, "merged_from": "crm"})[1] == []
+    # a column's meta holds docs and other tools' tags; only a key named like a merge rule is a lakeplan problem,
+    # whatever the value of another key (a new-user trial: `unit: count` was refused and told to become `merge`)
+    assert read_settings("column", "column `a`", {"owner": "finance", "pii": True, "merged_from": "crm",
+                                                  "unit": "count", "priority": "max"})[1] == []
+    # on a column no rule merges (not a partial-update target's) such a key is not lakeplan's either
+    assert read_settings("column", "column `a`", {"merge_rule": "sum"}, merged=False)[1] == []
     settings, found = read_settings("model", "model `m`", {"parallelism": 0, "key_groups": "8", "write_modes": "merge"})
     assert settings is None and len(found) == 3
     # each key of a nested setting is its own problem (a new-user trial fixed one per parse)
