@@ -178,7 +178,10 @@ def _plan_statements(spark, statements: list[str], sink_parallelism: int | None)
                     if one.action == "run":
                         spark.sql(one.sql)
                     else:
-                        entry["plan"] = spark.sql("EXPLAIN " + one.sql).collect()[0][0]
+                        plan = spark.sql("EXPLAIN " + one.sql).collect()[0][0]
+                        if refused := REFUSED_PLAN.match(plan):  # EXPLAIN answers Spark's refusal as its plan
+                            raise ValueError(refused[1])
+                        entry["plan"] = plan
                         entry["exchanges"] = explain.exchanges(entry["plan"], sink_parallelism)
             except Exception as error:  # Spark's sentence for this statement; the others are still planned
                 entry["error"] = _sentence(error)
@@ -186,6 +189,7 @@ def _plan_statements(spark, statements: list[str], sink_parallelism: int | None)
     return planned
 
 
+REFUSED_PLAN = re.compile(r"== Physical Plan ==\s*org\.apache\.spark\.sql\.\w*Exception: (.*)", re.DOTALL)
 NOT_FOUND = re.compile(r"\[TABLE_OR_VIEW_NOT_FOUND\] The table or view `([^`]+)`\.`([^`]+)` cannot be found")
 
 
@@ -244,6 +248,9 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         plans = "\n".join(s.get("plan", "") for s in entry["statements"])
         moved = explain.moved_tables(plans, [t for t in tables.values() if t])
         entry["moved_inputs"] = sorted(uid for uid, table in tables.items() if table in moved)
+        refused = [s["error"] for s in entry["statements"] if s.get("error")]
+        entry["error"] = next((told for told in (_unbuilt_input(e, node, manifest) for e in refused) if told not in
+                               refused), None)  # an input not built yet: said once for the model, with its fix
     entry["keyed"] = explain.keyed_report(live.get("keyed_inputs") or [], entry["shuffles"], error)
     if "partial_update" in plan:
         writes = {s["write_group"] - 1: s["sql"] for s in entry["statements"] if s.get("write_group")}

@@ -263,8 +263,12 @@ def test_a_model_over_an_input_not_built_yet_says_so_and_how_to_build_it(make_pr
     unbuilt = make_project("explain_unbuilt", {
         "models/changes.sql": "{{ config(materialized='view') }}\nselect 1 as id, 'a' as v",
         "models/current.sql": "{{ config(materialized='upsert', unique_key='id') }}\nselect * from {{ ref('changes') }}",
+        "models/totals.sql": "{{ config(materialized='table') }}\nselect id, count(*) as n from {{ ref('changes') }} group by id",
     })
     code, report, models = explain(unbuilt)
+    # a table's EXPLAIN answered Spark's refusal as its plan: 0 shuffles and no error were shown (a new-user trial)
+    assert models["totals"]["shuffles"] is None and all("plan" not in s for s in models["totals"]["statements"])
+    assert "reads `changes` (lakeplan_explain_unbuilt.changes), which is not built yet" in models["totals"]["error"]
     error = models["current"]["error"]
     assert "reads `changes` (lakeplan_explain_unbuilt.changes), which is not built yet" in error, error
     assert "Fix: build it first (`dbt build --select +current`), then run explain again." in error, error
