@@ -194,14 +194,15 @@ NOT_FOUND = re.compile(r"\[TABLE_OR_VIEW_NOT_FOUND\] The table or view `([^`]+)`
 
 
 def _unbuilt_input(error: str | None, node, manifest) -> str | None:
-    """Explain plans against the tables that exist, so before the first run a model's input may be missing; Spark's
-    sentence for that names neither the model nor the fix (a newcomer's explain before `make run`)."""
+    """The sentence for Spark's `error` where it is an input dbt builds that is not built yet, else None. Explain
+    plans against the tables that exist, so before the first run a model's input may be missing, and Spark's sentence
+    names neither the model nor the fix (a newcomer's explain before `make run`)."""
     found = NOT_FOUND.search(error or "")
     table = f"{found[1]}.{found[2]}".lower() if found else None
     built_by_dbt = [uid for uid in node.depends_on.nodes if uid in manifest.nodes and table
                     and (_table(uid, manifest) or "").lower() == table]  # fmt: skip
     if not built_by_dbt:
-        return error
+        return None
     return (f"it reads `{input_name(built_by_dbt[0], manifest)}` ({table}), which is not built yet, and explain plans "
             f"against the tables that exist. Fix: build it first (`dbt build --select +{node.name}`), then run "
             "explain again.")
@@ -227,7 +228,8 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
     """One model's entry of the report (docs/explain.md)."""
     plan = node.config.get(PLAN_KEY) or {}
     member_of = (plan.get("member_of") or {}).get("target")
-    error = _unbuilt_input(error or live.get("error"), node, manifest)
+    error = error or live.get("error")
+    error = _unbuilt_input(error, node, manifest) or error
     inputs = plan.get("reads", [])  # through the models it inlines
     entry: dict[str, Any] = {
         "unique_id": node.unique_id, "name": node.name, "relation": node.relation_name,
@@ -248,9 +250,9 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         plans = "\n".join(s.get("plan", "") for s in entry["statements"])
         moved = explain.moved_tables(plans, [t for t in tables.values() if t])
         entry["moved_inputs"] = sorted(uid for uid, table in tables.items() if table in moved)
-        refused = [s["error"] for s in entry["statements"] if s.get("error")]
-        entry["error"] = next((told for told in (_unbuilt_input(e, node, manifest) for e in refused) if told not in
-                               refused), None)  # an input not built yet: said once for the model, with its fix
+        # an input not built yet, as Spark refused a statement: said once for the model, with its fix
+        entry["error"] = next(filter(None, (_unbuilt_input(s.get("error"), node, manifest)
+                                            for s in entry["statements"])), None)
     entry["keyed"] = explain.keyed_report(live.get("keyed_inputs") or [], entry["shuffles"], error)
     if "partial_update" in plan:
         writes = {s["write_group"] - 1: s["sql"] for s in entry["statements"] if s.get("write_group")}
