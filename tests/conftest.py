@@ -3,7 +3,6 @@ shares one SparkSession (one JVM start) and reads the same Iceberg catalog as db
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -16,7 +15,7 @@ import yaml
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from dbt_common.tests import enable_test_caching
 
-from tests.durations import RECORD, DbtWork, DurationsRecord
+from tests.durations import DbtWork, DurationsRecord, last_known
 
 REPO = Path(__file__).resolve().parents[1]
 JAVA_FRAME = re.compile(r"^\s+at [\w$.]+\(", re.MULTILINE)  # a line of a Java stack trace
@@ -76,8 +75,8 @@ def pytest_collection_modifyitems(items):
     if strays:
         raise pytest.UsageError(f"{', '.join(sorted(strays))} use the example: add them to REPOSITORY_MODULES")
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        recorded = json.loads(RECORD.read_text())["tests"] if RECORD.exists() else {}
-        order = {nodeid: place for place, nodeid in enumerate(longest_first([item.nodeid for item in items], recorded))}
+        nodeids = longest_first([item.nodeid for item in items], last_known())
+        order = {nodeid: place for place, nodeid in enumerate(nodeids)}
         items.sort(key=lambda item: order[item.nodeid])
 
 
