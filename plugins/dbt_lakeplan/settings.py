@@ -290,6 +290,8 @@ def read_settings(
             where = f"at `{inner}`: " if inner else ""
             reason = detail["msg"][:1].lower() + detail["msg"][1:]  # the names in it keep their case
             reason = re.sub(r" or instance of \w+", "", reason)  # pydantic names its class: not the user's word
+            if detail["type"] == "literal_error":  # its values are listed once, in the fix
+                reason = "it is none of the setting's values"
             meaning, allowed = _declared(place, name, inner, raw.get(name))
             found.append(
                 f"{owner} sets `{name}: {_show(raw.get(name))}`, which lakeplan cannot use ({where}{reason}); "
@@ -302,11 +304,25 @@ def read_settings(
 RULE_WORDS = {"merge", "rule", "aggregate", "aggregation", "agg"}
 
 
+def beside_meta(place: str, owner: str, keys: dict[str, Any]) -> list[str]:
+    """`merge: sum` beside a column's name, `scan_parallelism: 4` beside a source table's: dbt keeps such keys
+    without a word, and lakeplan reads these settings only under `meta:`."""
+    return [
+        f"{owner} sets `{key}: {_show(value)}` beside its name, where lakeplan does not read it: it would do nothing. "
+        f"Fix: put it under `meta:` (`meta: {{{key}: {_show(value)}}}`)."
+        for key, value in keys.items() if key in SCHEMAS[place].model_fields
+    ]
+
+
 def _near_miss(place: str, owner: str, key: str, value: Any = None, merged: bool = True) -> str | None:
     """`scan_paralelism`: a key that is no setting here but one edit away from a lakeplan setting."""
     key_text = str(key)
     if key_text in SCHEMAS[place].model_fields:
         return None
+    if key_text == "lakeplan" and isinstance(value, dict) and place != "var" and (merged or place != "column"):
+        nested = ", ".join(f"`{inner}: {_show(inner_value)}`" for inner, inner_value in value.items())
+        return (f"{owner} nests {nested} under `lakeplan:`, where lakeplan does not read settings: it would do "
+                f"nothing. Fix: put {'it' if len(value) == 1 else 'them'} directly in the {PLACES[place]}.")
     if place == "column" and merged and (rule_miss := _merge_rule_miss(owner, key_text, value)):
         return rule_miss
     elsewhere = [p for p, schema in SCHEMAS.items() if p != place and key_text in schema.model_fields]

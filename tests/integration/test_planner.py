@@ -27,14 +27,18 @@ TEN = {
     "models/both_member.sql": member("both", "select 1 as id, 1 as a"),
     "models/lonely.sql": "{{ partial_update_target() }}",
     "models/lonely.yml": target_yml("lonely", {"id": "bigint", "n": "decimall(5,2)"}, rules={"n": "sum"})
-                         + "      - {name: m, data_type: bigint, meta: {merge_rule: sum, unit: count}}\n",
+                         + "      - {name: m, data_type: bigint, meta: {merge_rule: sum, unit: count}}\n"
+                         + "      - {name: s, data_type: bigint, merge: sum}\n"  # beside its name, not under meta
+                         + "      - {name: t, data_type: bigint, meta: {lakeplan: {merge: sum}}}\n",
     "models/sources.yml": (
         "version: 2\nsources:\n  - name: raw\n    tables:\n"
         "      - {name: events, meta: {scan_paralelism: 4}}\n"
         "      - {name: changes, meta: {changelog_mode: upsert}}\n"
+        "      - {name: beside, scan_parallelism: 4}\n"
     ),
     "models/sums.yml": "version: 2\nmodels:\n  - name: m_zero\n    columns:\n      - {name: a, meta: {merg: sum}}\n"
-                       "      - {name: b, meta: {merge_rule: sum, owner: finance}}\n",  # a member: not merged
+                       "      - {name: b, meta: {merge_rule: sum, owner: finance}}\n"  # a member: not merged
+                       "      - {name: c, merge: sum, meta: {lakeplan: {merge: sum}}}\n",
 }
 TEN_PROBLEMS = [
     ("model `m_zero` sets `parallelism: 0`", "Fix: e.g. `parallelism: 4`"),
@@ -49,6 +53,9 @@ TEN_PROBLEMS = [
     ("source `raw.changes` is a changelog (changelog_mode: upsert) without `primary_key`", "Fix: add `primary_key"),
     ("column `a` of model `m_zero` sets `merg`", "did you mean `merge`"),
     ("column `m` of model `lonely` sets `merge_rule: 'sum'`", "did you mean `merge: sum`?"),
+    ("column `s` of model `lonely` sets `merge: 'sum'` beside its name", "Fix: put it under `meta:`"),
+    ("column `t` of model `lonely` nests `merge: 'sum'` under `lakeplan:`", "Fix: put it directly in the column"),
+    ("source `raw.beside` sets `scan_parallelism: 4` beside its name", "(`meta: {scan_parallelism: 4}`)"),
 ]
 
 
@@ -58,9 +65,9 @@ def problems_in(log: str) -> list[str]:
 
 def test_one_parse_reports_every_misconfiguration_each_with_its_owner_and_fix(make_project):
     log = make_project("planner_ten", TEN).fail("parse")
-    assert "lakeplan found 12 problem(s) in this project's settings" in log
+    assert "lakeplan found 15 problem(s) in this project's settings" in log
     found = problems_in(log)
-    assert len(found) == 12
+    assert len(found) == 15
     for owner, fix in TEN_PROBLEMS:
         [line] = [problem for problem in found if owner in problem]
         assert fix in line and "Fix:" in line
