@@ -251,8 +251,11 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         moved = explain.moved_tables(plans, [t for t in tables.values() if t])
         entry["moved_inputs"] = sorted(uid for uid, table in tables.items() if table in moved)
         # an input not built yet, as Spark refused a statement: said once for the model, with its fix
-        entry["error"] = next(filter(None, (_unbuilt_input(s.get("error"), node, manifest)
-                                            for s in entry["statements"])), None)
+        unbuilt = [_unbuilt_input(s.get("error"), node, manifest) for s in entry["statements"]]
+        for statement, sentence in zip(entry["statements"], unbuilt):
+            if sentence:
+                statement["error"] = sentence
+        entry["error"] = next(filter(None, unbuilt), None)
     entry["keyed"] = explain.keyed_report(live.get("keyed_inputs") or [], entry["shuffles"], error)
     if "partial_update" in plan:
         writes = {s["write_group"] - 1: s["sql"] for s in entry["statements"] if s.get("write_group")}

@@ -258,7 +258,7 @@ def test_width_widens_the_cells_of_the_table(project, capsys):
     assert "..." not in wide
 
 
-def test_a_model_over_an_input_not_built_yet_says_so_and_how_to_build_it(make_project):
+def test_a_model_over_an_input_not_built_yet_says_so_and_how_to_build_it(make_project, capsys):
     # a newcomer's explain before `make run`: Spark's TABLE_OR_VIEW_NOT_FOUND named no model and no fix
     unbuilt = make_project("explain_unbuilt", {
         "models/changes.sql": "{{ config(materialized='view') }}\nselect 1 as id, 'a' as v",
@@ -273,3 +273,6 @@ def test_a_model_over_an_input_not_built_yet_says_so_and_how_to_build_it(make_pr
     assert "reads `changes` (lakeplan_explain_unbuilt.changes), which is not built yet" in error, error
     assert "Fix: build it first (`dbt build --select +current`), then run explain again." in error, error
     assert "TABLE_OR_VIEW_NOT_FOUND" not in error and "\n" not in error
+    # the terminal says it once per model, without Spark's own sentence on a line of its own (a new-user trial)
+    shown = capsys.readouterr().out
+    assert shown.count("which is not built yet") == 2 and "TABLE_OR_VIEW_NOT_FOUND" not in shown, shown
