@@ -29,10 +29,10 @@ enable_test_caching()
 # Under pytest-xdist a unit of work runs on one worker, its tests in order (module-scoped fixtures are built once).
 # A unit is a module, but: the tests that share the repository's own files (the example's target/ and logs/, its seeds
 # and models, which some tests edit and restore) or fixed ports (the cluster's) are one unit, "repository", so they
-# never run at once; and each test of UNIT_PER_TEST is a unit of its own (each bench smoke works in its own project
-# directory and schema, and each takes minutes: together they would be the longest pole).
+# never run at once; and each test of UNIT_PER_TEST, or each class of its tests, is a unit of its own (each bench smoke
+# works in its own project directory and schema, and each takes a minute: together they would be the longest pole; a
+# class shares a class-scoped build between its tests).
 REPOSITORY_MODULES = ("test_cluster.py", "test_example_pipeline.py", "test_explain_browser.py")
-REPOSITORY_TESTS = ("test_bench_smoke.py::test_explain_benchmark_smoke",)
 UNIT_PER_TEST = ("test_bench_smoke.py",)
 REPOSITORY_FIXTURES = ("example", "built")
 
@@ -41,9 +41,9 @@ def work_unit(nodeid: str) -> str:
     """The unit of work a test belongs to (see REPOSITORY_MODULES)."""
     module, _, test = nodeid.partition("::")
     name = Path(module).name
-    if name in REPOSITORY_MODULES or f"{name}::{test.split('[')[0]}" in REPOSITORY_TESTS:
+    if name in REPOSITORY_MODULES:
         return "repository"
-    return nodeid if name in UNIT_PER_TEST else module
+    return f"{module}::{test.split('::')[0]}" if name in UNIT_PER_TEST else module
 
 
 def pytest_configure(config):
