@@ -3,6 +3,7 @@ shares one SparkSession (one JVM start) and reads the same Iceberg catalog as db
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -118,30 +119,58 @@ def lakeplan_environment(request):
         )
 
 
+VALUE_PREFIX = "LAKEPLAN_TEST_"
+
+
+def env_value(name: str, default: object) -> str:
+    """Jinja reading a value a test gives one dbt command (`DbtProject.run(..., name=value)`). --vars would do as
+    well, but each new --vars makes dbt parse the whole project again; a changed env var re-parses only the files
+    that read it (and lakeplan's fingerprints read `env_var` as a placeholder, so the state check is the same)."""
+    return f"env_var('{VALUE_PREFIX}{name.upper()}', '{default}')"  # a default: every command parses it, given or not
+
+
+def given(name: str, default: object) -> str:
+    """The value of `env_value` in a model's SQL."""
+    return "{{ " + env_value(name, default) + " }}"
+
+
+@contextlib.contextmanager
+def command_values(values: dict[str, object]):
+    """Sets the environment `env_value` reads to `values` for one dbt command, and removes them after it."""
+    names = {f"{VALUE_PREFIX}{name.upper()}": str(value) for name, value in values.items()}
+    os.environ.update(names)
+    try:
+        yield
+    finally:
+        for name in names:
+            os.environ.pop(name, None)
+
+
 class DbtProject:
     """A dbt project on disk and a way to invoke dbt on it in this process."""
 
     def __init__(self, path: Path):
         self.path = path
 
-    def invoke(self, *args: str) -> tuple[dbtRunnerResult, str]:
-        """Runs `dbt <args>`; returns dbt's result and every message dbt logged, as one text. What a user sees
-        (every message above debug level) is kept in `self.shown`."""
+    def invoke(self, *args: str, **values: object) -> tuple[dbtRunnerResult, str]:
+        """Runs `dbt <args>` with `values` for the models' `env_value`s; returns dbt's result and every message dbt
+        logged, as one text. What a user sees (every message above debug level) is kept in `self.shown`."""
         events: list = []
-        result = dbtRunner(callbacks=[events.append]).invoke([*args, "--project-dir", str(self.path)])
+        with command_values(values):
+            result = dbtRunner(callbacks=[events.append]).invoke([*args, "--project-dir", str(self.path)])
         self.shown = "\n".join(event.info.msg for event in events if event.info.level != "debug")
         return result, "\n".join(event.info.msg for event in events)
 
-    def run(self, *args: str) -> dbtRunnerResult:
+    def run(self, *args: str, **values: object) -> dbtRunnerResult:
         """Runs `dbt <args>` and fails the test, showing dbt's log, when dbt does not succeed."""
-        result, log = self.invoke(*args)
+        result, log = self.invoke(*args, **values)
         if not result.success:
             pytest.fail(f"`dbt {' '.join(args)}` failed in {self.path}:\n{log[-6000:]}")
         return result
 
-    def fail(self, *args: str) -> str:
+    def fail(self, *args: str, **values: object) -> str:
         """Runs `dbt <args>`, which must fail; returns dbt's log for assertions on the message."""
-        result, log = self.invoke(*args)
+        result, log = self.invoke(*args, **values)
         assert not result.success, f"`dbt {' '.join(args)}` succeeded but should have failed:\n{log[-3000:]}"
         assert "Traceback (most recent call last)" not in log, f"dbt crashed instead of reporting:\n{log}"
         assert not JAVA_FRAME.search(self.shown), f"the Java stack belongs in the debug log:\n{self.shown[-3000:]}"
