@@ -306,8 +306,8 @@ def _upsert(node, settings: ModelSettings, found: list[str]) -> UpsertPlan:
 
 def _as_written(manifest, source) -> dict[str, Any]:
     """A source table's keys in its YAML file: the parsed source keeps only dbt's own."""
-    file = manifest.files.get(source.file_id)
-    for written in getattr(file, "dict_from_yaml", None) and file.dict_from_yaml.get("sources") or []:
+    written_yaml = getattr(manifest.files.get(source.file_id), "dict_from_yaml", None) or {}
+    for written in written_yaml.get("sources") or []:
         if written.get("name") == source.source_name:
             return next((table for table in written.get("tables") or [] if table.get("name") == source.name), {})
     return {}
