@@ -74,7 +74,10 @@ def test_small_updates_benchmark_smoke(bench, spark):
     assert by["d"]["mode"] == "merge-on-read"  # `auto` at 2% of the keys
     assert by["c"]["bytes_written"] < by["b"]["bytes_written"] / 5  # the change, not the table
     assert set(result["compacted"][2000]) == {"c", "d"}
-    # the cost follows the change: d and e alone, the same number of changed keys at two sizes
+
+
+def test_small_updates_growth_benchmark_smoke(bench, spark):
+    """The cost follows the change: d and e alone, the same number of changed keys at two sizes."""
     grown = bench("small_updates").main(["--smoke", "--variants", "de", "--changed-keys", "40"], spark=spark)
     assert {(run["variant"], run["keys"]) for run in grown["runs"]} == {(v, k) for v in "de" for k in (2000, 4000)}
     assert all(run["same_contents"] for run in grown["runs"])
