@@ -39,6 +39,12 @@ def contents(cursor_or_spark, tables: list[str]) -> dict[str, list[str]]:
     return {table: sorted(table_rows) for table, table_rows in by_table.items()}
 
 
+def assert_same_contents(cursor, spark, tables: list[str]) -> None:
+    on_cluster, local = contents(cursor, tables), contents(spark, tables)
+    for table in tables:
+        assert on_cluster[table] == local[table], f"{table} differs between targets"
+
+
 UPSERT = {
     "models/current.sql": "{{ config(materialized='upsert', unique_key='id', op_column='op', "
     "on_schema_change='append_new_columns') }}\n"
@@ -103,12 +109,6 @@ def test_a_failed_statement_on_the_cluster_is_one_sentence(cluster, make_project
         assert wrapping not in shown
     assert "NULL primary key (id) in model `null_key` (op column `_op`)" in shown
     assert "[TABLE_OR_VIEW_NOT_FOUND]" in shown and "no_such_table" in shown
-
-
-def assert_same_contents(cursor, spark, tables: list[str]) -> None:
-    on_cluster, local = contents(cursor, tables), contents(spark, tables)
-    for table in tables:
-        assert on_cluster[table] == local[table], f"{table} differs between targets"
 
 
 # The example is built on the cluster in three commands, each with the test that reads it: in one `dbt build` it took
