@@ -36,6 +36,12 @@ enable_test_caching()
 REPOSITORY_MODULES = ("test_cluster.py", "test_example_pipeline.py", "test_explain_browser.py")
 UNIT_PER_TEST = ("test_bench_smoke.py",)
 REPOSITORY_FIXTURES = ("example", "built")
+# The workers' JVMs (and the dbt processes they start) compile with C1 alone: the tests' data is tiny, so C2's
+# compiling costs more than its faster code gains (test_merge_rules.py alone: JVM CPU 127 s -> 99 s, same wall on an
+# idle second core; docs/testing.md). A larger first metaspace ends the full GCs its growth caused (5 per worker
+# module). Users keep C2 (spark-defaults.conf.in): their data is not tiny. Spark puts defaultJavaOptions before
+# the template's extraJavaOptions.
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:MetaspaceSize=256m"
 
 
 def work_unit(nodeid: str) -> str:
@@ -63,7 +69,10 @@ def own_home_per_worker() -> None:
     from dbt_lakeplan.spark_setup import write_spark_conf
 
     home = Path(os.environ["LAKEPLAN_HOME"]) / "workers" / worker
-    os.environ["SPARK_CONF_DIR"] = str(write_spark_conf(home))
+    conf = write_spark_conf(home)
+    with (conf / "spark-defaults.conf").open("a") as settings:
+        settings.write(f"\n# tests/conftest.py: TEST_JVM_OPTIONS\nspark.driver.defaultJavaOptions {TEST_JVM_OPTIONS}\n")
+    os.environ["SPARK_CONF_DIR"] = str(conf)
     os.environ["LAKEPLAN_HOME"] = str(home)
 
 
