@@ -7,11 +7,14 @@ import urllib.request
 import pytest
 from pyhive import hive
 
-from tests.conftest import REPO, model_tables, write_files
+from tests.conftest import REPO, env_value, given, model_tables, write_files
 from tests.integration import test_dbt_on_iceberg as iceberg
 from tests.integration import test_dbt_parity as parity
 
 THRIFT_PORT, DRIVER_UI = 10001, 4050
+# The example's commands on the cluster keep their own target/ (its partial-parse state): a change of target makes
+# dbt parse the whole project again, so sharing target/ with the local commands parsed the example three times.
+ON_CLUSTER = ("--target", "cluster", "--target-path", "target/cluster")
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +51,8 @@ def assert_same_contents(cursor, spark, tables: list[str]) -> None:
 UPSERT = {
     "models/current.sql": "{{ config(materialized='upsert', unique_key='id', op_column='op', "
     "on_schema_change='append_new_columns') }}\n"
-    "select cast(1 as bigint) as id, '+U' as op, cast({{ var('price', '1.50') }} as decimal(12,2)) as price"
-    "{% if var('more', false) %}, cast(7 as bigint) as extra{% endif %}",
+    f"select cast(1 as bigint) as id, '+U' as op, cast({given('price', '1.50')} as decimal(12,2)) as price"
+    f"{{% if {env_value('more', '')} %}}, cast(7 as bigint) as extra{{% endif %}}",
 }
 
 
@@ -71,7 +74,7 @@ def test_empty_seed_cells_load_as_null_over_thrift(cluster, seed_and_upsert):
 def test_an_upsert_runs_again_on_the_cluster_and_adds_a_column(cluster, seed_and_upsert):
     """The second run compares its query's types with the table's: over Thrift dbt read them as BIGINT_TYPE and
     DECIMAL_TYPE (no precision), and stopped the run ("stored as bigint, but its query now gives BIGINT_TYPE")."""
-    seed_and_upsert.run("run", "--target", "cluster", "--vars", "{price: 2.25, more: true}")
+    seed_and_upsert.run("run", "--target", "cluster", price=2.25, more=True)
     cursor = cluster.cursor()
     cursor.execute("select id, cast(price as string), extra from lakeplan_cluster_small.current")
     assert cursor.fetchall() == [(1, "2.25", 7)]
@@ -116,7 +119,7 @@ def test_a_failed_statement_on_the_cluster_is_one_sentence(cluster, make_project
 @pytest.fixture(scope="module")
 def example_on_cluster(cluster, example):
     """The example's models, seed and snapshot but customer_360, built on the cluster."""
-    example.run("build", "--target", "cluster", "--exclude-resource-type", "test", "--exclude", "customer_360")
+    example.run("build", *ON_CLUSTER, "--exclude-resource-type", "test", "--exclude", "customer_360")
     return cluster
 
 
@@ -129,13 +132,13 @@ def test_the_example_builds_on_the_cluster_with_the_local_contents(example_on_cl
 
 def test_the_examples_data_tests_pass_on_the_cluster(example_on_cluster, example):
     """All but customer_360's, which run with it (customer_360_on_cluster)."""
-    example.run("test", "--target", "cluster", "--exclude", "customer_360+")
+    example.run("test", *ON_CLUSTER, "--exclude", "customer_360+")
 
 
 @pytest.fixture(scope="module")
 def customer_360_on_cluster(example_on_cluster, example):
     """customer_360 and its data tests, on the cluster."""
-    example.run("build", "--target", "cluster", "--select", "customer_360+")
+    example.run("build", *ON_CLUSTER, "--select", "customer_360+")
     return example_on_cluster
 
 
@@ -144,7 +147,7 @@ def test_customer_360_builds_on_the_cluster_with_the_local_contents(customer_360
 
 
 def test_a_second_snapshot_on_the_cluster_recognises_its_iceberg_table(example_on_cluster, example):
-    example.run("snapshot", "--target", "cluster")
+    example.run("snapshot", *ON_CLUSTER)
 
 
 def test_the_example_build_ran_on_the_workers_executors(customer_360_on_cluster):
