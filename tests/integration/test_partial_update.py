@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tests.conftest import snapshots, write_files
+from tests.conftest import DbtProject, snapshots, write_files
 
 
 def member(target, sql, **config):
@@ -21,6 +21,15 @@ def target_yml(name, columns, key_tests=(), rules=None, **config):
         rule = f", meta: {{merge: {rules[column]}}}" if column in (rules or {}) else ""
         lines.append(f"      - {{name: {column}, data_type: '{data_type}'{tests}{rule}}}")
     return "\n".join(lines) + "\n"
+
+
+def beside(make_project, schema: str, files: dict[str, str], variables: dict) -> DbtProject:
+    """A second project on the tables (and seeds) of project `schema` with `variables` in its dbt_project.yml: what a
+    user gives one command with --vars, without a new --vars value, which would make dbt parse the first project
+    again in full."""
+    settings = {"+schema": schema, "+file_format": "iceberg"}
+    return make_project(f"{schema}_vars", files, {
+        "vars": variables, "models": {"lakeplan": settings}, "seeds": {"lakeplan": settings}})
 
 
 def rows(spark, table):
