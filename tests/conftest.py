@@ -222,6 +222,13 @@ def snapshots(spark, table: str) -> int:
     return spark.sql(f"select * from {table}.snapshots").count()
 
 
+def accepting(*models: str) -> dict:
+    """dbt_project.yml settings that accept the changed logic of `models` (`--vars '{lakeplan_accept_state: [...]}'`)
+    from the project's first command on: the var is read at parse, and a --vars on one later command would parse the
+    project in full again."""
+    return {"vars": {"lakeplan_accept_state": list(models)}}
+
+
 def write_files(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = root / name
@@ -233,22 +240,22 @@ def write_files(root: Path, files: dict[str, str]) -> None:
 def make_project(tmp_path_factory, spark):
     """Builds a small lakeplan project: the repository's macros (a symlink) with the test's own models,
     sources and seeds, as a user of the template has. Each project writes to schema `lakeplan_<name>`,
-    emptied first."""
+    emptied first, or to an earlier project's `lakeplan_<schema>`, kept (a second project on its tables)."""
 
-    def make(name: str, files: dict[str, str], project: dict | None = None) -> DbtProject:
+    def make(name: str, files: dict[str, str], project: dict | None = None, schema: str | None = None) -> DbtProject:
         root = tmp_path_factory.mktemp(name)
         config = {
             "name": "lakeplan",
             "version": "0.1.0",
             "config-version": 2,
             "profile": "lakeplan",
-            "models": {"lakeplan": {"+schema": name, "+file_format": "iceberg"}},
-            "seeds": {"lakeplan": {"+schema": name, "+file_format": "iceberg"}},
-            "snapshots": {"lakeplan": {"+schema": name, "+file_format": "iceberg"}},
+            **{kind: {"lakeplan": {"+schema": schema or name, "+file_format": "iceberg"}}
+               for kind in ("models", "seeds", "snapshots")},
             **(project or {}),
         }
         (root / "macros").symlink_to(REPO / "macros")
-        spark.sql(f"drop schema if exists lakeplan_{name} cascade")  # tables from an earlier session
+        if schema is None:
+            spark.sql(f"drop schema if exists lakeplan_{name} cascade")  # tables from an earlier session
         write_files(root, {"dbt_project.yml": yaml.safe_dump(config), **files})
         return DbtProject(root)
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.conftest import snapshots, write_files
+from tests.conftest import env_value, snapshots, write_files
 from tests.integration.test_explain import explain
 
 SCHEMA = "lakeplan_new_rows"
@@ -56,7 +56,7 @@ FILES = {
     "models/totals.sql": "{{ partial_update_target() }}",
     "models/totals_whole.sql": "{{ partial_update_target() }}",
     "models/spent.sql": member("totals", NEW, "customer, amount as spent")
-    + "\n{% if var('fail', false) %}where raise_error('a failing member') is null{% endif %}",
+    + f"\n{{% if {env_value('fail', 'false')} == 'true' %}}where raise_error('a failing member') is null{{% endif %}}",
     "models/last.sql": member("totals", NEW, "customer, id, amount as last_amount", sequence_by="id"),
     "models/spent_whole.sql": member("totals_whole", WHOLE, "customer, amount as spent"),
     "models/last_whole.sql": member("totals_whole", WHOLE, "customer, id, amount as last_amount", sequence_by="id"),
@@ -250,7 +250,7 @@ def test_a_failed_write_then_its_rerun_counts_each_row_once(project, spark):
     project.run("run", "-s", "totals")
     add_orders(spark, (2, 10, 7))
     before = snapshots(spark, f"{SCHEMA}.totals")
-    project.fail("run", "-s", "totals", "--vars", "{fail: true}")
+    project.fail("run", "-s", "totals", fail="true")
     assert snapshots(spark, f"{SCHEMA}.totals") == before and rows(spark, "totals") == [(10, 5, 5)]
     assert consumed(spark, "totals")["lakeplan.consumed.pending"]["base"] == head(spark, "totals")  # noted, not done
     project.run("run", "-s", "totals", "totals_whole")
