@@ -36,12 +36,11 @@ enable_test_caching()
 REPOSITORY_MODULES = ("test_cluster.py", "test_example_pipeline.py", "test_explain_browser.py")
 UNIT_PER_TEST = ("test_bench_smoke.py",)
 REPOSITORY_FIXTURES = ("example", "built")
-# The workers' JVMs (and the dbt processes they start) compile with C1 alone: the tests' data is tiny, so C2's
-# compiling costs more than its faster code gains (test_merge_rules.py alone: JVM CPU 127 s -> 99 s, same wall on an
-# idle second core; docs/testing.md). A larger first metaspace ends the full GCs its growth caused (5 per worker
-# module). Users keep C2 (spark-defaults.conf.in): their data is not tiny. Spark puts defaultJavaOptions before
-# the template's extraJavaOptions.
-TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:MetaspaceSize=256m"
+# The workers' JVMs (and the dbt processes they start) begin with a larger metaspace: its growth caused full GCs (5
+# per worker module). Spark puts defaultJavaOptions before the template's extraJavaOptions. C1 alone
+# (-XX:TieredStopAtLevel=1) was tried and is not here: it saved CPU in a short run but cost 11% in the whole suite,
+# where a worker's JVM lives 20 minutes (docs/testing.md).
+TEST_JVM_OPTIONS = "-XX:MetaspaceSize=256m"
 
 
 def work_unit(nodeid: str) -> str:
