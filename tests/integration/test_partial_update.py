@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.conftest import DbtProject, given, snapshots, write_files
+from tests.conftest import given, snapshots, write_files
 
 
 def member(target, sql, **config):
@@ -24,15 +24,6 @@ def target_yml(name, columns, key_tests=(), rules=None, **config):
         rule = f", meta: {{merge: {rules[column]}}}" if column in (rules or {}) else ""
         lines.append(f"      - {{name: {column}, data_type: '{data_type}'{tests}{rule}}}")
     return "\n".join(lines) + "\n"
-
-
-def beside(make_project, schema: str, files: dict[str, str], variables: dict) -> DbtProject:
-    """A second project on the tables (and seeds) of project `schema` with `variables` in its dbt_project.yml: what a
-    user gives one command with --vars, without a new --vars value, which would make dbt parse the first project
-    again in full."""
-    settings = {"+schema": schema, "+file_format": "iceberg"}
-    return make_project(f"{schema}_vars", files, {
-        "vars": variables, "models": {"lakeplan": settings}, "seeds": {"lakeplan": settings}})
 
 
 def rows(spark, table):
@@ -112,7 +103,7 @@ def test_one_snapshot_per_group_with_reuse_and_one_per_member_without(reuse, mak
     assert added("lakeplan_reuse.wide", "--select", "wide") == 3  # an existing table: one MERGE per group
     assert rows(spark, "lakeplan_reuse.wide") == with_reuse  # a rerun that changes nothing
 
-    without_reuse = beside(make_project, "reuse", REUSE, {"reuse_sink_enabled": False})
+    without_reuse = make_project("reuse_vars", REUSE, {"vars": {"reuse_sink_enabled": False}}, schema="reuse")
     assert added("lakeplan_reuse.wide", project=without_reuse) == 5
     assert rows(spark, "lakeplan_reuse.wide") == with_reuse  # one MERGE per member, same contents
     assert added("lakeplan_reuse.other", "--select", "other", project=without_reuse) == 2

@@ -7,7 +7,7 @@ full on every run."""
 import pytest
 
 from tests.conftest import given, snapshots
-from tests.integration.test_partial_update import beside, member, rows, target_yml
+from tests.integration.test_partial_update import member, rows, target_yml
 
 BATCH = given("batch", 1)  # the changes of one run: a run's batch number
 # batch, key, op, lsn, value. Key 2: inserted and deleted (batch 1), a late update (batch 2), a newer insert
@@ -169,7 +169,8 @@ def test_a_full_refresh_keeps_remembered_deletes_unless_told_to_forget(make_proj
     assert [r[:2] for r in rows(spark, f"{relation}__lakeplan_tombstones")] == [(2, 13)]
     assert sorted(tuple(r) for r in spark.sql(f"select id, lsn, val from {relation}").collect()) == [
         (3, 2, "three again")]
-    forgetting = beside(make_project, f"refresh_{kind}", files, {"lakeplan_forget_deletes": [table]})
+    forgetting = make_project(f"refresh_{kind}_vars", files, {"vars": {"lakeplan_forget_deletes": [table]}},
+                              schema=f"refresh_{kind}")
     forgetting.run("run", "--full-refresh", batch=2)
     assert not spark.catalog.tableExists(f"{relation}__lakeplan_tombstones")  # no delete left to remember
     assert sorted(tuple(r) for r in spark.sql(f"select id, lsn, val from {relation}").collect()) == [
