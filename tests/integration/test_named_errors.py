@@ -6,7 +6,7 @@ full on every run."""
 
 import pytest
 
-from tests.conftest import given, snapshots, write_files
+from tests.conftest import accepting, given, snapshots, write_files
 from tests.integration.test_partial_update import member, rows, target_yml
 
 VALUES = "batch,id,a,b\n1,1,1,10\n2,1,-5,20\n"
@@ -68,10 +68,8 @@ def test_a_key_whose_type_changed_is_named_before_anything_is_written(make_proje
                                f"select {key.format(key_type)} as id, a, b, '+I' as _op from {{{{ ref('vals') }}}} "
                                "where batch = 1"},
     }[kind]  # fmt: skip
-    # the changed logic accepted from the first command (it counts only where a stored fingerprint differs): a new
-    # --vars value later would make dbt parse the project again in full
-    accepted = {"vars": {"lakeplan_accept_state": ["wide"]}}
-    project = make_project(f"named_key_type_{kind}", files("bigint"), accepted)
+    # the changed logic accepted from the first command (it counts only where a stored fingerprint differs)
+    project = make_project(f"named_key_type_{kind}", files("bigint"), accepting("wide"))
     project.run("seed")
     project.run("run")
     relation = f"lakeplan_named_key_type_{kind}.wide"
