@@ -21,6 +21,12 @@ def bench(tmp_path_factory):
     sys.path.remove(str(REPO / "bench"))
 
 
+@pytest.fixture(autouse=True)
+def no_bench_schema(spark):
+    """Each benchmark starts on a catalog without its schema, as on a fresh worker's: the units of work run in any
+    order, so none may lean on one that ran before it on the same worker."""
+    spark.sql("drop schema if exists lakeplan_bench cascade")
+
 
 def test_sink_reuse_benchmark_smoke(bench, spark):
     result = bench("sink_reuse").main(["--smoke"], spark=spark)
