@@ -13,7 +13,7 @@ from tests.conftest import REPO
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
+def bench(tmp_path_factory, dbt_writes_json):
     # read when bench/common.py is first imported in this process (this worker's own directory, for the session)
     os.environ.setdefault("LAKEPLAN_BENCH_WORK", str(tmp_path_factory.getbasetemp() / "bench_work"))
     sys.path.insert(0, str(REPO / "bench"))
