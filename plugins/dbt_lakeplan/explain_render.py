@@ -257,7 +257,8 @@ pre {{ white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padd
     if (m.change) {{
       details.appendChild(el('h4', 'change lands: ' + m.change.lands));
       const reads = Object.entries(m.change.reads);
-      if (reads.length) details.appendChild(table(reads, ['input read with new_rows / changed_keys', 'this run reads']));
+      const head = ['input read with new_rows / changed_keys', 'this run reads'];
+      if (reads.length) details.appendChild(table(reads, head));
       details.appendChild(el('h4', 'maintenance' + (m.change.maintenance ? '' : ': none')));
       if (m.change.maintenance) details.appendChild(table(Object.entries(m.change.maintenance).map(([k, v]) =>
         [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v]), ['setting', 'value']));
