@@ -46,7 +46,7 @@ TEST_JVM_OPTIONS = "-XX:MetaspaceSize=256m"
 # 26.5 s and 26.9 s without, for 29 commands. Of the run's ~670 commands a dozen read them: those ask for them
 # (`--write-json`), and dbt's own adapter suites and the benchmarks run with dbt's default (`dbt_writes_json`).
 # Everything else a command does (lakeplan's rewrite, its SQL cache, target/compiled and target/run) is the same.
-DBT_WRITES_NO_JSON = {"DBT_WRITE_JSON": "false"}
+WRITE_JSON = "DBT_WRITE_JSON"
 
 
 def work_unit(nodeid: str) -> str:
@@ -60,8 +60,7 @@ def work_unit(nodeid: str) -> str:
 
 def pytest_configure(config):
     own_home_per_worker()
-    for name, value in DBT_WRITES_NO_JSON.items():
-        os.environ.setdefault(name, value)
+    os.environ.setdefault(WRITE_JSON, "false")
     work = DbtWork()
     work.watch()
     config.pluginmanager.register(DurationsRecord(config, work), "lakeplan_durations")
@@ -246,8 +245,7 @@ def accepting(*models: str) -> dict:
 def dbt_writes_json():
     """dbt's default for a module that runs what a user runs unchanged (dbt's own suites, the benchmarks)."""
     with pytest.MonkeyPatch.context() as patch:
-        for name in DBT_WRITES_NO_JSON:
-            patch.delenv(name, raising=False)
+        patch.delenv(WRITE_JSON, raising=False)
         yield
 
 

@@ -18,7 +18,7 @@
         {% set relation = api.Relation.create(schema=node.schema, identifier=node.identifier) %}
         {% do lakeplan.lakeplan_execute('create schema if not exists ' ~ adapter.quote(node.schema)) %}
         {% do lakeplan.lakeplan_execute('drop table if exists ' ~ relation) %}
-        {#- the header names the source where Spark's error does not (spark_adapter.about_the_source) -#}
+        {#- the header names the source where Spark's error does not (spark_adapter.about_the_statement) -#}
         {% do lakeplan.lakeplan_execute(
             '-- stage source `' ~ node.source_name ~ '.' ~ node.name ~ '` from ' ~ node.external.location ~ '\n'
             ~ 'create table ' ~ relation ~ ' using ' ~ (node.external.using or 'parquet')

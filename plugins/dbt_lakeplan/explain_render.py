@@ -259,9 +259,8 @@ pre {{ white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padd
       const reads = Object.entries(m.change.reads);
       const head = ['input read with new_rows / changed_keys', 'this run reads'];
       if (reads.length) details.appendChild(table(reads, head));
-      details.appendChild(el('h4', 'maintenance' + (m.change.maintenance ? '' : ': none')));
-      if (m.change.maintenance) details.appendChild(table(Object.entries(m.change.maintenance).map(([k, v]) =>
-        [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v]), ['setting', 'value']));
+      section('maintenance', Object.entries(m.change.maintenance || {{}}).map(([k, v]) =>
+        [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v]), ['setting', 'value']);
     }}
     if (m.write_groups) {{
       details.appendChild(el('h4', 'write groups'));
