@@ -63,15 +63,22 @@ up() {
   echo "lakeplan cluster: master $url (UI http://127.0.0.1:$master_ui), Thrift 127.0.0.1:$thrift_port, driver UI http://127.0.0.1:$driver_ui"
 }
 
-down() {
+any_alive() {  # pid...: true while one of them runs
+  local pid
+  for pid in "$@"; do kill -0 "$pid" 2>/dev/null && return 0; done
+  return 1
+}
+
+down() {  # all at once, then up to 30 s for the lot (one after another, each JVM's shutdown added to the wait)
+  local pids=() pid_file
   for pid_file in "$run"/*.pid; do
-    [ -f "$pid_file" ] || continue
-    local pid; pid=$(cat "$pid_file")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
-    kill -9 "$pid" 2>/dev/null || true
-    rm -f "$pid_file"
+    [ -f "$pid_file" ] && pids+=("$(cat "$pid_file")")
   done
+  [ ${#pids[@]} -gt 0 ] || return 0
+  kill "${pids[@]}" 2>/dev/null || true
+  for _ in $(seq 60); do any_alive "${pids[@]}" || break; sleep 0.5; done
+  kill -9 "${pids[@]}" 2>/dev/null || true
+  rm -f "$run"/*.pid
 }
 
 case "${1:-}" in
