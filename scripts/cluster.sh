@@ -69,7 +69,7 @@ any_alive() {  # pid...: true while one of them runs
   return 1
 }
 
-down() {  # all at once, then up to 30 s for the lot (one after another, each JVM's shutdown added to the wait)
+down() {  # all at once, then up to 30 s for the lot: one by one, each JVM's shutdown would add to the wait
   local pids=() pid_file
   for pid_file in "$run"/*.pid; do
     [ -f "$pid_file" ] && pids+=("$(cat "$pid_file")")

@@ -229,10 +229,11 @@ pre {{ white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padd
     rows.forEach(r => {{ const tr = t.insertRow(); r.forEach(c => tr.insertCell().textContent = c === null ? '-' : String(c)); }});
     return t;
   }}
-  // a heading, and its table only where there are rows: an empty table under a heading reads as missing data
+  // a table only where there are rows: an empty table under a heading reads as missing data
+  function rowsTable(rows, head) {{ if (rows.length) details.appendChild(table(rows, head)); }}
   function section(title, rows, head) {{
     details.appendChild(el('h4', rows.length ? title : title + ': none'));
-    if (rows.length) details.appendChild(table(rows, head));
+    rowsTable(rows, head);
   }}
   const names = report.names || {{}};
   function show(uid) {{
@@ -251,14 +252,11 @@ pre {{ white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padd
     section('sources', m.sources.map(s => [s.name, s.scan_parallelism, s.distribution, s.partitions]),
       ['source', 'scan_parallelism', 'distribution', 'partitions']);
     details.appendChild(el('h4', 'exchanges: ' + (m.shuffles === null ? 'not planned' : m.shuffles + ' shuffle(s)')));
-    if (m.exchanges.length) details.appendChild(table(m.exchanges.map(x => [x.cause, x.partitioning, x.arguments]),
-      ['cause', 'partitioning', 'arguments']));
+    rowsTable(m.exchanges.map(x => [x.cause, x.partitioning, x.arguments]), ['cause', 'partitioning', 'arguments']);
     if (m.keyed) details.appendChild(el('p', 'keyed: ' + (m.keyed.avoided_shuffle ? 'no shuffle' : 'shuffles') + ': ' + m.keyed.reason));
     if (m.change) {{
       details.appendChild(el('h4', 'change lands: ' + m.change.lands));
-      const reads = Object.entries(m.change.reads);
-      const head = ['input read with new_rows / changed_keys', 'this run reads'];
-      if (reads.length) details.appendChild(table(reads, head));
+      rowsTable(Object.entries(m.change.reads), ['input read with new_rows / changed_keys', 'this run reads']);
       section('maintenance', Object.entries(m.change.maintenance || {{}}).map(([k, v]) =>
         [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v]), ['setting', 'value']);
     }}
