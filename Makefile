@@ -8,7 +8,7 @@ SF ?= 0.01
 ACTIVATE := source $(CURDIR)/.venv/bin/activate &&
 export LAKEPLAN_TPCH_DIR := $(CURDIR)/.lakeplan/data/tpch/sf$(SF)
 
-.PHONY: setup data run dbt test lint bench clean cluster-up cluster-down new-project explain-png
+.PHONY: setup data run dbt test lint bench clean catalog-up catalog-down cluster-up cluster-down new-project explain-png
 
 # The TPC-H example's data; a project started with `make new-project` has no example and needs none.
 TPCH_DATA := $(if $(wildcard models/staging/tpch),scripts/tpch_data.sh,true)
@@ -55,8 +55,16 @@ BENCH ?= sink_reuse changelog_distribution prekeyed plugin_overhead tpch_e2e exp
 bench: data
 	@$(ACTIVATE) for name in $(BENCH); do echo "== bench/$$name.py"; python bench/$$name.py $(BENCH_ARGS) || exit 1; done
 
-# A Spark standalone master, two workers and the Thrift Server on 127.0.0.1 (target `cluster`).
-cluster-up: data
+# The shared catalog (targets `team` and `cluster`): a Hive metastore in PostgreSQL that many processes use at once,
+# data in .lakeplan/catalog/ (docs/team.md). Idempotent; catalog-down stops PostgreSQL and keeps the data.
+catalog-up: setup
+	@scripts/catalog.sh up
+
+catalog-down:
+	@scripts/catalog.sh down
+
+# A Spark standalone master, two workers and the Thrift Server on 127.0.0.1 (target `cluster`, on the shared catalog).
+cluster-up: data catalog-up
 	@$(ACTIVATE) scripts/cluster.sh up
 
 cluster-down:
@@ -66,6 +74,6 @@ cluster-down:
 new-project:
 	@scripts/new_project.sh "$(DEST)"
 
-# Removes the warehouse, metastore and generated data; keeps .venv.
-clean:
+# Removes the warehouse, metastores (the shared catalog's too, after stopping it) and generated data; keeps .venv.
+clean: catalog-down
 	rm -rf .lakeplan target logs

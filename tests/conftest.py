@@ -150,6 +150,16 @@ def spark():
     return SparkSession.builder.enableHiveSupport().getOrCreate()
 
 
+@pytest.fixture(scope="session")
+def shared_catalog() -> Path:
+    """The shared catalog (`make catalog-up`: PostgreSQL metastore, Iceberg's Hive locks on), started if it is not;
+    returns its Spark settings folder, for processes of their own (this one's Spark runs on the embedded one)."""
+    import subprocess
+
+    subprocess.run([str(REPO / "scripts" / "catalog.sh"), "up"], check=True, timeout=600)
+    return REPO / ".lakeplan" / "catalog" / "spark-conf"
+
+
 def snapshots(spark, table: str) -> int:
     """How many Iceberg snapshots a table has (0 while it does not exist)."""
     if not spark.catalog.tableExists(table):

@@ -15,7 +15,7 @@ THRIFT_PORT, DRIVER_UI = 10001, 4050
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(shared_catalog):
     subprocess.run([str(REPO / "scripts" / "cluster.sh"), "up"], check=True, timeout=300)
     try:
         yield hive.connect("127.0.0.1", port=THRIFT_PORT)
