@@ -321,7 +321,10 @@
     with the table's snapshot now) and one after its commit. -#}
 {% macro lakeplan_consumed_sql(relation, read) %}
     {%- if not read.inputs -%}{{ return({'before': [], 'after': []}) }}{%- endif -%}
-    {%- set pending = {'base': lakeplan.lakeplan_head_snapshot(relation), 'inputs': read.inputs} -%}
+    {#- `run`: a run whose write another run's commit beat removes its own pending record (spark_adapter.py), so the
+        inputs it did not write are never counted as consumed -#}
+    {%- set pending = {'base': lakeplan.lakeplan_head_snapshot(relation), 'inputs': read.inputs,
+        'run': invocation_id} -%}
     {%- set resolved = lakeplan.lakeplan_consumed(relation) -%}
     {%- set consumed = dict(resolved) -%}
     {%- do consumed.update(read.inputs) -%}

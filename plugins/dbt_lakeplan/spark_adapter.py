@@ -41,7 +41,7 @@ import re
 import threading
 from pathlib import Path
 
-from dbt_lakeplan import metastore_lock, statement_options
+from dbt_lakeplan import concurrency, metastore_lock, statement_options
 from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence
 
 PROVIDER_LINE = re.compile(r"^Provider: .*$", re.MULTILINE)
@@ -178,18 +178,37 @@ def _condense_errors(handler):
                     _cancellable(connection, sql):
                 yield
         except DbtRuntimeError as error:
-            sentence = _cancelled(connection) or about_the_write(condensed(error.msg), sql, error.msg)
+            sentence = (_cancelled(connection) or _lost_to_another_run(connection, sql, error.msg)
+                        or about_the_write(condensed(error.msg), sql, error.msg))
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
         except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
-            sentence = _cancelled(connection) or about_the_write(condensed(str(error)), sql, str(error))
+            sentence = (_cancelled(connection) or _lost_to_another_run(connection, sql, str(error))
+                        or about_the_write(condensed(str(error)), sql, str(error)))
             raise DbtRuntimeError(sentence) from error
         finally:
             _LAST_STATEMENT.sql = sql  # its rows are fetched after this handler (_condense_fetch_errors)
 
     exception_handler.lakeplan = True
     return exception_handler
+
+
+def _query(connection, sql: str) -> list:
+    """Rows of a statement sent on a cursor of its own, beside the failed one (the session and Thrift handles)."""
+    cursor = connection.handle.handle.cursor()
+    cursor.execute(sql)
+    return cursor.fetchall()
+
+
+def _lost_to_another_run(connection, sql: str, raw: str) -> str | None:
+    """What a failed statement leaves of this run is removed, and a write another run beat is told as such
+    (concurrency.after_failure)."""
+    if connection is None:
+        return None
+    from dbt_common.invocation import get_invocation_id
+
+    return concurrency.after_failure(lambda statement: _query(connection, statement), sql, raw, get_invocation_id())
 
 
 def _statement_options(connection, options: dict, origin: str):

@@ -113,26 +113,28 @@
         {%- set writes = [{'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
             target, write_groups[0], spec, creates, commit ~ lakeplan.lakeplan_partial_update_group_label(write_groups, 0, spec))}] -%}
     {%- else -%}
-        {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
-        {#- a copy a failed run left is replaced, or removed, by the next run of the target -#}
-        {%- set drop_branch = 'alter table ' ~ target ~ ' drop branch if exists lakeplan_write' -%}
+        {#- the copy the groups write is this run's own (dbt's invocation id): two overlapping runs of the target
+            never share one; a run whose statement fails removes its own (spark_adapter, concurrency.py) -#}
+        {%- set run = (invocation_id | replace('-', ''))[:12] -%}
+        {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging_' ~ run}) -%}
+        {%- set branch = 'lakeplan_write_' ~ run -%}
+        {%- set drop_branch = 'alter table ' ~ target ~ ' drop branch if exists ' ~ branch -%}
         {%- set writes = [] -%}
         {%- for write_group in write_groups -%}
             {%- set label = lakeplan.lakeplan_partial_update_group_label(write_groups, loop.index0, spec) -%}
             {%- do writes.append({'name': 'write_group_' ~ loop.index, 'sql':
                 lakeplan.lakeplan_partial_update_write_sql(staging, write_group, spec, loop.first, label, staging=true)
                 if creates else lakeplan.lakeplan_partial_update_write_sql(
-                    target, write_group, spec, false, label, into=target ~ '.branch_lakeplan_write')}) -%}
+                    target, write_group, spec, false, label, into=target ~ '.branch_' ~ branch)}) -%}
         {%- endfor -%}
         {%- if creates -%}
             {%- do writes.append({'name': 'main',
                 'sql': commit ~ lakeplan.lakeplan_partial_update_create_sql(target, 'select * from ' ~ staging)}) -%}
             {%- do after.extend(['drop table ' ~ staging ~ ' purge'] + ([drop_branch] if load_relation(target) else [])) -%}
         {%- else -%}
-            {%- do before.extend((['drop table ' ~ staging ~ ' purge'] if load_relation(staging) else [])
-                + ['alter table ' ~ target ~ ' create or replace branch lakeplan_write']) -%}
+            {%- do before.append('alter table ' ~ target ~ ' create or replace branch ' ~ branch) -%}
             {%- do writes.append({'name': 'main', 'sql': commit ~ 'call system.fast_forward('
-                ~ lakeplan.lakeplan_string_literal(target | string) ~ ", 'main', 'lakeplan_write')"}) -%}
+                ~ lakeplan.lakeplan_string_literal(target | string) ~ ", 'main', '" ~ branch ~ "')"}) -%}
             {%- do after.append(drop_branch) -%}
         {%- endif -%}
     {%- endif -%}

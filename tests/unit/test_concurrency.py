@@ -1,0 +1,50 @@
+"""What a statement that lost to another run's commit leaves behind and tells (plugins/dbt_lakeplan/concurrency.py)."""
+
+import json
+
+from dbt_lakeplan.concurrency import after_failure, own_pending, run_copies, written_table
+
+RUN = "lakeplan_write_0a1b2c3d4e5f"
+GROUP = f"-- write group 1 of 2 of `wide`: `a`\nmerge into s.wide.branch_{RUN} as lakeplan_table using v on true"
+FAST_FORWARD = f"-- lakeplan: commits the write of s.wide\ncall system.fast_forward('s.wide', 'main', '{RUN}')"
+STAGING = "create or replace table s.wide__lakeplan_staging_0a1b2c3d4e5f using iceberg as select 1"
+CONFLICT = "org.apache.iceberg.exceptions.ValidationException: Found conflicting files that can contain records"
+
+
+def test_the_written_table_is_the_target_not_this_runs_copy():
+    assert [written_table(sql) for sql in (GROUP, FAST_FORWARD, STAGING, "select 1")] == ["s.wide"] * 3 + [None]
+
+
+def test_a_failed_statement_removes_the_branch_or_staging_table_of_this_run_only():
+    assert run_copies(GROUP) == run_copies(FAST_FORWARD) == [f"alter table s.wide drop branch if exists {RUN}"]
+    assert run_copies(STAGING) == ["drop table if exists s.wide__lakeplan_staging_0a1b2c3d4e5f purge"]
+    assert run_copies("merge into s.wide as t using v on true") == []
+
+
+def test_only_this_runs_own_pending_record_is_removed():
+    mine = {"lakeplan.consumed.pending": json.dumps({"base": 1, "inputs": {}, "run": "me"})}
+    assert own_pending("s.wide", mine, "me") == ["alter table s.wide unset tblproperties if exists "
+                                                 "('lakeplan.consumed.pending')"]
+    assert own_pending("s.wide", mine, "another") == own_pending("s.wide", {}, "me") == []
+
+
+def test_a_write_another_run_beat_is_one_sentence_naming_the_table_and_that_run():
+    sent = []
+
+    def query(statement):
+        sent.append(statement)
+        if statement.startswith("show tblproperties"):
+            return [("lakeplan.consumed.pending", json.dumps({"base": 1, "inputs": {}, "run": "me"}))]
+        return [(7, "2026-01-01 00:00:00", "local-42")] if "snapshots" in statement else []
+
+    sentence = after_failure(query, GROUP, CONFLICT, "me")
+    assert sentence.startswith("s.wide was changed by the run of Spark application local-42 (snapshot 7, committed ")
+    assert sent[0] == f"alter table s.wide drop branch if exists {RUN}"
+    assert "alter table s.wide unset tblproperties if exists ('lakeplan.consumed.pending')" in sent
+    assert after_failure(query, GROUP, "[DIVIDE_BY_ZERO] Division by zero.", "me") is None
+
+
+def test_a_lock_never_granted_names_the_table_and_how_it_clears():
+    sentence = after_failure(lambda statement: [], "merge into s.t as x using v on true",
+                             "CommitFailedException: Timed out after 120000 ms waiting for lock on s.t", "me")
+    assert sentence.startswith("s.t stayed locked by another process for 120 s, so this run wrote nothing to it.")
