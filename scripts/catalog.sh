@@ -11,7 +11,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 home="$repo/.lakeplan/catalog"
 data="$home/pgdata"
 settings="$repo/profiles/shared-catalog.conf"
-port=$(sed -n 's|^spark.hadoop.javax.jdo.option.ConnectionURL .*jdbc:postgresql://127.0.0.1:\([0-9]*\)/.*|\1|p' "$settings")
+url_port='s|^spark.hadoop.javax.jdo.option.ConnectionURL .*jdbc:postgresql://127.0.0.1:\([0-9]*\)/.*|\1|p'
+port=$(sed -n "$url_port" "$settings")
 jdbc_jar=/usr/share/java/postgresql.jar
 
 fail() { printf 'lakeplan catalog: %s\n' "$*" >&2; exit 1; }
@@ -52,9 +53,10 @@ sql() {  # database, statement: as PostgreSQL's superuser
 create_metastore_tables() {
   [ "$(sql lakeplan_metastore "select 1 from pg_tables where tablename = 'DBS'")" = 1 ] && return
   echo "lakeplan catalog: creating the metastore's tables (one Spark session, about a minute)"
-  SPARK_CONF_DIR="$home/spark-conf" "$repo/.venv/bin/python" -c \
-    'from pyspark.sql import SparkSession; SparkSession.builder.enableHiveSupport().getOrCreate().sql("show databases")' \
-    >"$home/run/create-tables.log" 2>&1 || fail "creating the metastore's tables failed; see $home/run/create-tables.log."
+  local log="$home/run/create-tables.log"
+  SPARK_CONF_DIR="$home/spark-conf" "$repo/.venv/bin/python" -c 'from pyspark.sql import SparkSession
+SparkSession.builder.enableHiveSupport().getOrCreate().sql("show databases")' >"$log" 2>&1 ||
+    fail "creating the metastore's tables failed; see $log."
 }
 
 init() {

@@ -20,7 +20,8 @@ LOCK_TIMEOUT = re.compile(r"Timed out after (\d+) ms waiting for lock on ([\w.`]
 # the table a lakeplan statement writes: its commit marker (utils/commit_marker.sql), else the MERGE's or CREATE's
 WRITTEN = re.compile(r"^-- lakeplan: commits the write of (\S+)$|merge\s+into\s+([^\s(]+)"
                      r"|create\s+(?:or\s+replace\s+)?table\s+([^\s(]+)", re.IGNORECASE | re.MULTILINE)
-RUN_BRANCH = re.compile(r"(\S+?)\.`?branch_(lakeplan_write_\w+)`?|fast_forward\('([^']+)', 'main', '(lakeplan_write_\w+)'")
+RUN_BRANCH = re.compile(r"(\S+?)\.`?branch_(lakeplan_write_\w+)`?"
+                        r"|fast_forward\('([^']+)', 'main', '(lakeplan_write_\w+)'")
 RUN_STAGING = re.compile(r"[\w.`]+__lakeplan_staging_\w+")
 
 

@@ -35,7 +35,8 @@ def test_compile_shows_the_statements_the_run_sends_and_writes_nothing(make_proj
     # three groups (plain members, the one with write options, the changelog), written together through a branch
     for group, members in enumerate(["`wide_a`, `wide_b_int`, `wide_c_renamed`", "`wide_d_options`", "`wide_e_cdc`"], 1):
         assert f"-- write group {group} of 3 of `wide`: {members}\n" in compiled
-    [branch] = set(re.findall(r"merge into lakeplan_compiled\.wide\.branch_(lakeplan_write_\w+) as lakeplan_table", compiled))
+    [branch] = set(re.findall(r"merge into lakeplan_compiled\.wide\.branch_(lakeplan_write_\w+) as lakeplan_table",
+                              compiled))
     assert compiled.count(f"merge into lakeplan_compiled.wide.branch_{branch} as lakeplan_table") == 3
     assert "/* collapse column by column" in compiled
     assert f"call system.fast_forward('lakeplan_compiled.wide', 'main', '{branch}')" in compiled

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from tests.concurrency.harness import HERE, failures, finished, snapshot_chain, spark_sql, start_at_barrier, without_locks
+from tests.concurrency.harness import (HERE, failures, finished, snapshot_chain, spark_sql, start_at_barrier,
+                                       without_locks)
 
 WRITERS, COMMITS = 4, 25
 TABLE = "lakeplan_concurrency.plain"

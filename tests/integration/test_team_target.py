@@ -3,6 +3,6 @@ on another catalog refuses it in one sentence instead of writing to the wrong me
 
 
 def test_a_spark_started_on_another_catalog_refuses_the_team_target(example, spark):
-    log = example.fail("show", "--inline", "select 1 as one", "--target", "team")
+    example.fail("show", "--inline", "select 1 as one", "--target", "team")
     assert "this process's Spark already runs with the settings in" in example.shown
     assert "Fix: run dbt for that target in a process of its own." in example.shown

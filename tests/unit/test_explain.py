@@ -67,7 +67,8 @@ def test_statements_that_alter_a_table_are_never_sent():
     nothing = statement("-- `dbt run` of `wide` would send these statements now, ...\n"
                         "-- s.wide: nothing new to write\nselect 0 as lakeplan_rows")
     assert nothing.action == "skip" and nothing.reason == NOTHING_SENT
-    merge = statement('-- lakeplan session options: {"spark.sql.shuffle.partitions": 3}\nmerge into s.t.branch_lakeplan_write_0a1b2c3d4e5f as x using y on a')
+    merge = statement('-- lakeplan session options: {"spark.sql.shuffle.partitions": 3}\n'
+                      'merge into s.t.branch_lakeplan_write_0a1b2c3d4e5f as x using y on a')
     assert merge.action == "plan" and merge.sql.startswith("merge into s.t as x") and merge.options == {"spark.sql.shuffle.partitions": 3}
 
 
