@@ -3,6 +3,7 @@ Iceberg's Hive locks on): every commit lands once, in one unbroken chain of snap
 embedded settings on a metastore without HIVE-26882) the same test loses commits while every writer reports success.
 """
 
+import signal
 import sys
 
 import pytest
@@ -14,13 +15,22 @@ WRITERS, COMMITS = 4, 25
 TABLE = "lakeplan_concurrency.plain"
 
 
-def write_together(conf_dir, barrier) -> list[tuple[int, str, str]]:
+def start_writers(conf_dir, barrier) -> list:
     """A fresh table, then WRITERS processes committing COMMITS single-row INSERTs each, started together."""
     spark_sql(conf_dir, "create database if not exists lakeplan_concurrency", f"drop table if exists {TABLE}",
               f"create table {TABLE} (writer int, commit int, value bigint) using iceberg")
     writer = [sys.executable, str(HERE / "plain_writer.py"), TABLE]
-    return finished(start_at_barrier([[*writer, str(n), str(COMMITS), str(barrier)] for n in range(WRITERS)],
-                                     conf_dir, barrier))
+    return start_at_barrier([[*writer, str(n), str(COMMITS), str(barrier)] for n in range(WRITERS)], conf_dir, barrier)
+
+
+def write_together(conf_dir, barrier) -> list[tuple[int, str, str]]:
+    return finished(start_writers(conf_dir, barrier))
+
+
+def assert_one_chain_of_single_row_commits(snapshots: list[dict], rows: int) -> None:
+    chain = snapshot_chain(snapshots)
+    assert len(snapshots) == rows and len(chain) == len(snapshots)
+    assert all(snapshot["summary"]["added-records"] == "1" for snapshot in chain)
 
 
 def table_state(conf_dir) -> tuple[dict, list[dict]]:
@@ -36,9 +46,23 @@ def test_every_commit_of_four_writers_lands_once_in_one_chain(shared_catalog, tm
     totals, snapshots = table_state(shared_catalog)
     expected_total = sum(writer * 1000 + commit for writer in range(WRITERS) for commit in range(COMMITS))
     assert totals == {"rows": WRITERS * COMMITS, "distinct_rows": WRITERS * COMMITS, "total": expected_total}
-    chain = snapshot_chain(snapshots)
-    assert len(snapshots) == WRITERS * COMMITS and len(chain) == len(snapshots)
-    assert all(snapshot["summary"]["added-records"] == "1" for snapshot in chain)
+    assert_one_chain_of_single_row_commits(snapshots, WRITERS * COMMITS)
+
+
+def test_a_writer_killed_mid_run_leaves_the_others_and_the_table_right(shared_catalog, tmp_path):
+    """SIGKILL of one writer between or inside its commits (a lock it held is cleared by the metastore's timeout):
+    the others commit all theirs, the killed one's commits are in the table once (the one under way at most once)."""
+    victim, *others = start_writers(shared_catalog, tmp_path / "barrier")
+    while not victim.stdout.readline().startswith("committed 0 5"):
+        pass
+    victim.send_signal(signal.SIGKILL)
+    printed = 6 + sum(line.startswith("committed") for line in victim.communicate()[0].splitlines())
+    results = finished(others)
+    assert failures(results) == []
+    totals, snapshots = table_state(shared_catalog)
+    killed = totals["rows"] - (WRITERS - 1) * COMMITS
+    assert printed <= killed <= printed + 1 and totals["distinct_rows"] == totals["rows"]
+    assert_one_chain_of_single_row_commits(snapshots, totals["rows"])
 
 
 def test_without_locks_the_same_writers_lose_commits_in_silence(shared_catalog, tmp_path):
