@@ -1,4 +1,5 @@
--- The tables Hive 2.3's metastore keeps its locks and transactions in (TxnHandler), on PostgreSQL. DataNucleus
+-- The tables Hive 2.3's metastore keeps its locks and transactions in (TxnHandler), on PostgreSQL: those a lock
+-- request, its check, heartbeat and release touch (not the compaction queue, which nothing here uses). DataNucleus
 -- creates the metastore's catalog tables (DBS, TBLS, ...) on first use but never these, and Iceberg's commits take
 -- a Hive lock on the table here: without them every commit with locks on fails. Column names and types follow
 -- Hive 2.3's own schema (TxnHandler queries them unquoted, so PostgreSQL folds them to lower case on both sides).
@@ -57,40 +58,6 @@ create index if not exists hl_txnid_index on hive_locks using hash (hl_txnid);
 create table if not exists next_lock_id (nl_next bigint not null);
 insert into next_lock_id select 1 where not exists (select from next_lock_id);
 
-create table if not exists compaction_queue (
-  cq_id bigint primary key,
-  cq_database varchar(128) not null,
-  cq_table varchar(128) not null,
-  cq_partition varchar(767),
-  cq_state char(1) not null,
-  cq_type char(1) not null,
-  cq_tblproperties varchar(2048),
-  cq_worker_id varchar(128),
-  cq_start bigint,
-  cq_run_as varchar(128),
-  cq_highest_txn_id bigint,
-  cq_meta_info bytea,
-  cq_hadoop_job_id varchar(32)
-);
-create table if not exists next_compaction_queue_id (ncq_next bigint not null);
-insert into next_compaction_queue_id select 1 where not exists (select from next_compaction_queue_id);
-create table if not exists completed_compactions (
-  cc_id bigint primary key,
-  cc_database varchar(128) not null,
-  cc_table varchar(128) not null,
-  cc_partition varchar(767),
-  cc_state char(1) not null,
-  cc_type char(1) not null,
-  cc_tblproperties varchar(2048),
-  cc_worker_id varchar(128),
-  cc_start bigint,
-  cc_end bigint,
-  cc_run_as varchar(128),
-  cc_highest_txn_id bigint,
-  cc_meta_info bytea,
-  cc_hadoop_job_id varchar(32)
-);
-
 -- The rows Hive's metastore takes `select ... for update` on to serialise lock grants across processes.
 create table if not exists aux_table (
   mt_key1 varchar(128) not null,
@@ -105,10 +72,4 @@ create table if not exists write_set (
   ws_txnid bigint not null,
   ws_commit_id bigint not null,
   ws_operation_type char(1) not null
-);
-create table if not exists txn_map (
-  repl_policy varchar(128) not null,
-  src_txn_id bigint not null,
-  target_txn_id bigint not null,
-  primary key (repl_policy, src_txn_id)
 );

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from dbt_lakeplan import concurrency, metastore_lock, statement_options
 from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence
+from dbt_lakeplan.spark_setup import CONF_DIR_SETTING
 
 PROVIDER_LINE = re.compile(r"^Provider: .*$", re.MULTILINE)
 JAVA_FRAME = re.compile(r"^\s*at [\w$.<>]+\(")
@@ -323,7 +324,9 @@ def _refuse_a_held_metastore(open_connection):
         from dbt_common.exceptions import DbtRuntimeError
 
         if getattr(connection.credentials, "method", None) == "session" and _spark_context(connection) is None:
-            held = metastore_lock.metastore_in_use(os.environ.get("SPARK_CONF_DIR"), Path.cwd(), os.getpid())
+            parameters = getattr(connection.credentials, "server_side_parameters", None) or {}
+            conf_dir = parameters.get(CONF_DIR_SETTING) or os.environ.get("SPARK_CONF_DIR")  # the target's (team)
+            held = metastore_lock.metastore_in_use(conf_dir, Path.cwd(), os.getpid())
             if held:
                 raise DbtRuntimeError(held)
         return open_connection(cls, connection)
