@@ -33,8 +33,7 @@ create table if not exists completed_txn_components (
 create table if not exists next_txn_id (ntxn_next bigint not null);
 insert into next_txn_id select 1 where not exists (select from next_txn_id);
 
--- One row per lock component; a lock that stops being heartbeated past hive.txn.timeout is deleted by the next
--- writer's lock check (profiles/shared-catalog.conf sets both intervals).
+-- One row per lock component, heartbeated (hl_last_heartbeat, ms since 1970) while its process lives.
 create table if not exists hive_locks (
   hl_lock_ext_id bigint not null,
   hl_lock_int_id bigint not null,
@@ -55,6 +54,19 @@ create table if not exists hive_locks (
   primary key (hl_lock_ext_id, hl_lock_int_id)
 );
 create index if not exists hl_txnid_index on hive_locks using hash (hl_txnid);
+
+-- Hive 2.3 deletes a lock that stopped being heartbeated only in its housekeeping service, which runs in a standalone
+-- metastore server and never in a Spark process: a lock left by a killed process (kill -9 mid-commit) would hold its
+-- table for good, and a writer waiting on it would retry for many minutes in silence (seen here). A waiting writer's
+-- every lock check heartbeats its own row (an UPDATE) and every lock request adds one (an INSERT): with each, the
+-- locks nobody heartbeated for 60 s go. A live commit heartbeats its lock every 5 s (profiles/shared-catalog.conf).
+create or replace function lakeplan_clear_dead_locks() returns trigger language plpgsql as $$
+begin
+  delete from hive_locks where hl_last_heartbeat < extract(epoch from clock_timestamp()) * 1000 - 60000;
+  return null;
+end $$;
+create or replace trigger lakeplan_clear_dead_locks after insert or update on hive_locks
+  for each statement execute function lakeplan_clear_dead_locks();
 create table if not exists next_lock_id (nl_next bigint not null);
 insert into next_lock_id select 1 where not exists (select from next_lock_id);
 

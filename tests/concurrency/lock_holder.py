@@ -1,6 +1,6 @@
 """Takes the Hive lock Iceberg takes for a commit (an exclusive table lock in the shared catalog's metastore, as
-Iceberg's MetastoreLock asks for it), prints `locked <lock id>` and sleeps: the test kills it with SIGKILL, leaving
-the lock behind as a writer killed mid-commit does.
+Iceberg's MetastoreLock asks for it), prints `locked <lock id>` and heartbeats it every 5 s as a live commit does, until the test
+kills it with SIGKILL, leaving the lock behind as a writer killed mid-commit does.
 
     python lock_holder.py <database> <table>
 """
@@ -22,7 +22,9 @@ def main(database: str, table: str) -> None:
     response = client.lock(api.LockRequest(jvm.java.util.Collections.singletonList(component), "lakeplan", "holder"))
     assert str(response.getState()) == "ACQUIRED", response
     print(f"locked {response.getLockid()}", flush=True)
-    time.sleep(3600)
+    while True:
+        time.sleep(5)
+        client.heartbeat(0, response.getLockid())
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def test_every_commit_of_four_writers_lands_once_in_one_chain(shared_catalog, tm
 
 
 def test_a_writer_killed_mid_run_leaves_the_others_and_the_table_right(shared_catalog, tmp_path):
-    """SIGKILL of one writer between or inside its commits (a lock it held is cleared by the metastore's timeout):
+    """SIGKILL of one writer between or inside its commits (a lock it held is cleared 60 s after its last heartbeat):
     the others commit all theirs, the killed one's commits are in the table once (the one under way at most once)."""
     victim, *others = start_writers(shared_catalog, tmp_path / "barrier")
     while not victim.stdout.readline().startswith("committed 0 5"):
