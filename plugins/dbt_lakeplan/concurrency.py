@@ -17,8 +17,9 @@ from typing import Callable
 CONFLICT = re.compile(r"Found conflicting files|CommitFailedException|Cannot commit\b|Cannot fast-forward"
                       r"|is not an ancestor of|waiting for lock on", re.IGNORECASE)
 LOCK_TIMEOUT = re.compile(r"Timed out after (\d+) ms waiting for lock on ([\w.`]+)")
-# the table a lakeplan statement writes: its commit marker (utils/commit_marker.sql), else the MERGE's or CREATE's
+# the table a statement writes: lakeplan's commit marker (utils/commit_marker.sql), else its MERGE, INSERT or CREATE
 WRITTEN = re.compile(r"^-- lakeplan: commits the write of (\S+)$|merge\s+into\s+([^\s(]+)"
+                     r"|insert\s+(?:into|overwrite)\s+(?:table\s+)?([^\s(]+)"
                      r"|create\s+(?:or\s+replace\s+)?table\s+([^\s(]+)", re.IGNORECASE | re.MULTILINE)
 RUN_BRANCH = re.compile(r"(\S+?)\.`?branch_(lakeplan_write_\w+)`?"
                         r"|fast_forward\('([^']+)', 'main', '(lakeplan_write_\w+)'")

@@ -13,6 +13,7 @@ CONFLICT = "org.apache.iceberg.exceptions.ValidationException: Found conflicting
 
 def test_the_written_table_is_the_target_not_this_runs_copy():
     assert [written_table(sql) for sql in (GROUP, FAST_FORWARD, STAGING, "select 1")] == ["s.wide"] * 3 + [None]
+    assert written_table("insert into table s.events\nselect * from v") == "s.events"  # dbt-spark's append
 
 
 def test_a_failed_statement_removes_the_branch_or_staging_table_of_this_run_only():
