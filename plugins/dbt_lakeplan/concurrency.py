@@ -51,8 +51,8 @@ def conflict_sentence(table: str, raw: str, other_run: str | None) -> str | None
     if timeout is not None:
         seconds = int(timeout.group(1)) // 1000
         return (f"{table} stayed locked by another process for {seconds} s, so this run wrote nothing to it. Fix: "
-                f"if no other run writes {table}, the lock is a killed process's, which the shared catalog deletes 60 s "
-                "after its last heartbeat: run again (on another metastore, delete its row from the metastore's "
+                f"if no other run writes {table}, the lock is a killed process's, which the shared catalog deletes "
+                "60 s after its last heartbeat: run again (on another metastore, delete its row from the metastore's "
                 "hive_locks table).")
     if not CONFLICT.search(raw):
         return None

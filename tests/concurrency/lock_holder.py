@@ -1,6 +1,6 @@
 """Takes the Hive lock Iceberg takes for a commit (an exclusive table lock in the shared catalog's metastore, as
-Iceberg's MetastoreLock asks for it), prints `locked <lock id>` and heartbeats it every 5 s as a live commit does, until the test
-kills it with SIGKILL, leaving the lock behind as a writer killed mid-commit does.
+Iceberg's MetastoreLock asks for it), prints `locked <lock id>` and heartbeats it every 5 s as a live commit does,
+until the test kills it with SIGKILL, leaving the lock behind as a writer killed mid-commit does.
 
     python lock_holder.py <database> <table>
 """
