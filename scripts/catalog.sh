@@ -69,6 +69,8 @@ init() {
 }
 
 up() {
+  mkdir -p "$home"
+  exec 9>"$home/.up.lock" && flock 9  # two test workers (pytest-xdist) starting it at once: one starts, one waits
   bin=$(pg_bin)
   [ -n "$port" ] || fail "no jdbc:postgresql://127.0.0.1:<port>/ URL in $settings."
   ensure_jdbc_driver
