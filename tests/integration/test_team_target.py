@@ -2,7 +2,8 @@
 on another catalog refuses it in one sentence instead of writing to the wrong metastore."""
 
 
-def test_a_spark_started_on_another_catalog_refuses_the_team_target(example, spark):
-    example.fail("show", "--inline", "select 1 as one", "--target", "team")
-    assert "this process's Spark already runs with the settings in" in example.shown
-    assert "Fix: run dbt for that target in a process of its own." in example.shown
+def test_a_spark_started_on_another_catalog_refuses_the_team_target(make_project):
+    project = make_project("team_target", {"models/one.sql": "select 1 as one"})  # this process's Spark: embedded
+    project.fail("run", "--target", "team")
+    assert "this process's Spark already runs with the settings in" in project.shown
+    assert "Fix: run dbt for that target in a process of its own." in project.shown
