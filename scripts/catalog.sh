@@ -70,14 +70,16 @@ init() {
 
 up() {
   mkdir -p "$home"
-  exec 9>"$home/.up.lock" && flock 9  # two test workers (pytest-xdist) starting it at once: one starts, one waits
+  # two test workers (pytest-xdist) starting it at once: one starts, one waits. The server must not inherit the lock's
+  # descriptor (9>&- below): it would hold the lock for as long as it runs, and every later `up` would wait for good.
+  exec 9>"$home/.up.lock" && flock 9
   bin=$(pg_bin)
   [ -n "$port" ] || fail "no jdbc:postgresql://127.0.0.1:<port>/ URL in $settings."
   ensure_jdbc_driver
   init
   if ! as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
     as_owner "$bin/pg_ctl" -D "$data" -l "$home/run/postgresql.log" -w -t 60 \
-        -o "-p $port -k $home/run -c listen_addresses=127.0.0.1" start >/dev/null ||
+        -o "-p $port -k $home/run -c listen_addresses=127.0.0.1" start >/dev/null 9>&- ||
       fail "PostgreSQL did not start on 127.0.0.1:$port; see $home/run/postgresql.log (is the port taken?)."
   fi
   [ "$(sql postgres "select 1 from pg_roles where rolname = 'lakeplan'")" = 1 ] ||
