@@ -4,6 +4,7 @@
 #   scripts/catalog.sh up     start PostgreSQL on 127.0.0.1 (data in .lakeplan/catalog/), create the metastore's
 #                             database and lock tables, write .lakeplan/catalog/spark-conf/; idempotent
 #   scripts/catalog.sh down   stop it (the data stays; `make clean` removes it)
+#   scripts/catalog.sh status succeeds while it runs
 # PostgreSQL refuses to run as root, so as root its server runs as the `postgres` user on a folder that user owns.
 set -euo pipefail
 
@@ -92,15 +93,18 @@ up() {
   echo "lakeplan catalog: PostgreSQL metastore on 127.0.0.1:$port, Spark settings in $home/spark-conf"
 }
 
+running() {
+  [ -f "$data/PG_VERSION" ] && bin=$(pg_bin) && as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1
+}
+
 down() {
-  [ -f "$data/PG_VERSION" ] || return 0
-  bin=$(pg_bin)
-  as_owner "$bin/pg_ctl" -D "$data" -m fast -w status >/dev/null 2>&1 || return 0
+  running || return 0
   as_owner "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
 }
 
 case "${1:-}" in
   up) up ;;
+  status) running ;;
   down) down; echo "lakeplan catalog: stopped" ;;
-  *) fail "usage: scripts/catalog.sh up|down" ;;
+  *) fail "usage: scripts/catalog.sh up|down|status" ;;
 esac

@@ -77,6 +77,25 @@ def pytest_xdist_make_scheduler(config, log):
     return ModuleGroups(config, log)
 
 
+def pytest_sessionstart(session):
+    session.config.catalog_was_running = catalog_script("status").returncode == 0
+
+
+def pytest_sessionfinish(session):
+    """The shared catalog a test started (the `shared_catalog` fixture) is stopped when the test run ends, in the
+    process that runs the workers: one left running would outlive `make test` and `.ci/run`."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") and not session.config.catalog_was_running \
+            and catalog_script("status").returncode == 0:
+        catalog_script("down")
+
+
+def catalog_script(command: str):
+    """`scripts/catalog.sh <command>` (up, down, status), its output kept."""
+    import subprocess
+
+    return subprocess.run([str(REPO / "scripts" / "catalog.sh"), command], capture_output=True, text=True, timeout=600)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def lakeplan_environment(request):
     """Integration tests need the activated venv's environment; unit tests run anywhere."""
@@ -154,9 +173,8 @@ def spark():
 def shared_catalog() -> Path:
     """The shared catalog (`make catalog-up`: PostgreSQL metastore, Iceberg's Hive locks on), started if it is not;
     returns its Spark settings folder, for processes of their own (this one's Spark runs on the embedded one)."""
-    import subprocess
-
-    subprocess.run([str(REPO / "scripts" / "catalog.sh"), "up"], check=True, timeout=600)
+    started = catalog_script("up")
+    assert started.returncode == 0, f"scripts/catalog.sh up failed:\n{started.stdout}{started.stderr}"
     return REPO / ".lakeplan" / "catalog" / "spark-conf"
 
 
