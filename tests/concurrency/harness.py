@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).parent
-LOCKS_OFF = "spark.hadoop.iceberg.engine.hive.lock-enabled false\n"
 
 
 def environment(conf_dir: Path) -> dict[str, str]:
@@ -29,30 +28,65 @@ def spark_sql(conf_dir: Path, *statements: str) -> list[list[dict]]:
     return json.loads(rows[-1][len("ROWS "):])
 
 
+class SparkSql:
+    """A Spark process of its own on the catalog of `conf_dir` that stays up (spark_sql.py --serve): a call runs
+    statements and returns each one's rows, without a JVM start each."""
+
+    def __init__(self, conf_dir: Path, log: Path):
+        self.log = log
+        self.process = subprocess.Popen([sys.executable, str(HERE / "spark_sql.py"), "--serve"], text=True,
+                                        env=environment(conf_dir), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=log.open("w"))
+
+    def __call__(self, *statements: str) -> list[list[dict]]:
+        self.process.stdin.write(json.dumps(statements) + "\n")
+        self.process.stdin.flush()
+        for line in self.process.stdout:
+            if line.startswith("ROWS "):
+                return json.loads(line[len("ROWS "):])
+        raise AssertionError(f"spark_sql failed on {statements}:\n{self.log.read_text()[-4000:]}")
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=120)
+
+
 def start_at_barrier(commands: list[list[str]], conf_dir: Path, barrier: Path, timeout: int = 900) -> list:
-    """Starts every command (its last argument is the barrier folder), waits until all are ready, lets them go
-    together; returns the running processes."""
+    """Starts every command (each error output into `<barrier>/<n>.log`), waits until each has touched
+    `<barrier>/ready-<n>` (Spark started, catalog open); returns the running processes."""
     barrier.mkdir(parents=True, exist_ok=True)
-    processes = [subprocess.Popen(command, env=environment(conf_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True) for command in commands]
+    processes = [subprocess.Popen(command, env=environment(conf_dir), stdout=subprocess.PIPE, text=True,
+                                  stderr=(barrier / f"{n}.log").open("w")) for n, command in enumerate(commands)]
     deadline = time.monotonic() + timeout
     while len(list(barrier.glob("ready-*"))) < len(commands):
-        failed = [p for p in processes if p.poll() not in (None, 0)]
-        assert not failed and time.monotonic() < deadline, [p.communicate() for p in failed]
+        failed = [n for n, p in enumerate(processes) if p.poll() is not None]
+        assert not failed and time.monotonic() < deadline, [errors(barrier, n) for n in failed]
         time.sleep(0.2)
-    (barrier / "go").touch()
     return processes
 
 
-def finished(processes: list, timeout: int = 1800) -> list[tuple[int, str, str]]:
-    """Each process's return code, output and error output once it ends."""
-    return [(p.wait(timeout=timeout), *p.communicate()) for p in processes]
+def errors(barrier: Path, n: int) -> str:
+    """What process `n` said on its error output, without the Java stack."""
+    said = (barrier / f"{n}.log").read_text().splitlines()
+    return "\n".join(line for line in said if "Exception" in line or "Error" in line)[-3000:]
 
 
-def failures(results: list[tuple[int, str, str]]) -> list[str]:
-    """What each process that failed said: its error lines without the Java stack."""
-    return ["\n".join(line for line in err.splitlines() if "Exception" in line or "Error" in line)[-3000:]
-            for code, _, err in results if code != 0]
+def release(processes: list, barrier: Path, case: str) -> dict[int, list[str]]:
+    """Lets every process go on with `case` at once; returns the lines of each one still running (not one the test
+    killed) until it says `done <case>`."""
+    (barrier / f"go-{case}").touch()
+    return {n: lines_until(process, f"done {case}", barrier, n) for n, process in enumerate(processes)
+            if process.returncode is None}
+
+
+def lines_until(process, last: str, barrier: Path, n: int) -> list[str]:
+    """The lines process `n` prints up to `last`; fails with its error output when it ends first."""
+    lines = []
+    for line in process.stdout:
+        if line.strip() == last:
+            return lines
+        lines.append(line.strip())
+    raise AssertionError(f"process {n} ended (code {process.wait()}) before '{last}':\n{errors(barrier, n)}")
 
 
 def with_settings(conf_dir: Path, folder: Path, settings: str) -> Path:
@@ -61,11 +95,6 @@ def with_settings(conf_dir: Path, folder: Path, settings: str) -> Path:
     with open(folder / "spark-defaults.conf", "a") as defaults:
         defaults.write(settings)
     return folder
-
-
-def without_locks(conf_dir: Path, folder: Path) -> Path:
-    """A copy of the settings folder with Iceberg's Hive locks off (today's embedded settings): the negative control."""
-    return with_settings(conf_dir, folder, LOCKS_OFF)
 
 
 def snapshot_chain(snapshots: list[dict]) -> list[dict]:
