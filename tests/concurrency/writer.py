@@ -1,6 +1,6 @@
 """One writer of the concurrency test (tests/integration/test_concurrent_commits.py), run as its own process with one
 Spark for every case: it says it is ready once Spark and the catalog are open, then for each case the test releases
-(a file `go-<case>` in the barrier folder) commits `commits` times and prints `done <case>`.
+(a file `go-<case>` in the barrier folder, in any order) commits `commits` times and prints `done <case>`.
 
 - a table name: one row per INSERT statement (one Iceberg commit each), row (writer, commit, writer * 1000 + commit);
 - `target`: `dbt run` of the lakeplan target in the project folder, in this process on this Spark, until `commits`
@@ -19,8 +19,12 @@ from pyspark.sql import SparkSession
 BEATEN = "was changed by the run of Spark application"  # lakeplan's sentence for a write another run's commit beat
 
 
-def wait_for(barrier: Path, name: str) -> None:
-    while not (barrier / name).exists():
+def released(barrier: Path, cases: list[str]) -> str:
+    """The first of `cases` the test has released (in any order: a test left out releases none)."""
+    while True:
+        for case in cases:
+            if (barrier / f"go-{case}").exists():
+                return case
         time.sleep(0.02)
 
 
@@ -71,8 +75,9 @@ def main(writer: int, commits: int, barrier: Path, project: Path, cases: list[st
     spark.sql("show databases").collect()  # the catalog open before the barrier
     manifest, own = parsed(project, writer) if "target" in cases else (None, [])
     (barrier / f"ready-{writer}").touch()
-    for case in cases:
-        wait_for(barrier, f"go-{case}")
+    while cases:
+        case = released(barrier, cases)
+        cases.remove(case)
         if case == "target":
             dbt_runs(manifest, own, writer, commits)
         else:

@@ -120,8 +120,9 @@ def test_a_writer_killed_mid_run_leaves_the_others_and_the_table_right(catalog, 
     processes, barrier = writers
     victim = processes[0]
     (barrier / f"go-{KILLED}").touch()
-    while not victim.stdout.readline().startswith(f"committed {KILLED} 0 5"):
-        pass
+    for line in victim.stdout:  # its sixth commit
+        if line.startswith(f"committed {KILLED} 0 5"):
+            break
     victim.send_signal(signal.SIGKILL)
     printed = 6 + sum(line.startswith("committed") for line in victim.communicate()[0].splitlines())
     release(processes, barrier, KILLED)
