@@ -15,13 +15,13 @@ from tests.concurrency.harness import HERE, SparkSql, release, snapshot_chain, s
 from tests.conftest import REPO, write_files
 
 WRITERS, COMMITS = 4, 25
-SCHEMA = "lakeplan_concurrency"
+SCHEMA = "lakeplan_concurrent_commits"  # its own: it drops it, and test_stale_lock.py uses lakeplan_concurrency
 PLAIN, UNLOCKED, KILLED = f"{SCHEMA}.plain", f"{SCHEMA}.unlocked", f"{SCHEMA}.killed"
 TARGET = f"{SCHEMA}.totals"
 EXPECTED_TOTAL = sum(writer * 1000 + commit for writer in range(WRITERS) for commit in range(COMMITS))
 PROJECT = {  # a lakeplan target whose member adds one commit and writer * 1000 + commit to the writer's row
     "dbt_project.yml": "name: lakeplan\nversion: '0.1.0'\nconfig-version: 2\nprofile: lakeplan\n"
-                       "models:\n  lakeplan: {+schema: concurrency, +file_format: iceberg}\n",
+                       "models:\n  lakeplan: {+schema: concurrent_commits, +file_format: iceberg}\n",
     "models/totals.yml": """
 version: 2
 models:
