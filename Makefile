@@ -30,14 +30,15 @@ dbt: data
 
 # pytest, then what a user types in a fresh shell with nothing but PATH and HOME set (the README's promise), then the
 # durations record's summary (target/test_durations.json: the total and the slowest tests). The whole suite runs on
-# two pytest-xdist workers (both cores); a selection (PYTEST_ARGS) runs in this process, without the workers' start.
+# two pytest-xdist workers (both cores); a selection (PYTEST_ARGS) runs in this process, without the workers' start
+# and without the fresh-shell tail, so one test runs alone in seconds.
 PYTEST_WORKERS ?= $(if $(PYTEST_ARGS),0,2)
 test: data
 	@mkdir -p target && date +%s > target/.test_started
 	$(ACTIVATE) pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
-	env -i PATH="$(PATH)" HOME="$(HOME)" bash -c 'source .venv/bin/activate && \
+	$(if $(PYTEST_ARGS),,env -i PATH="$(PATH)" HOME="$(HOME)" bash -c 'source .venv/bin/activate && \
 	  dbt build && dbt show --inline "select count(*) as snapshots from lakeplan.customer_order_status.snapshots" && \
-	  sqlfluff lint models macros tests/singular'
+	  sqlfluff lint models macros tests/singular')
 	@$(ACTIVATE) python -m tests.durations --since $$(cat target/.test_started)
 
 # docs/explain.png: the page of lakeplan explain of the example (after `make run`), in Debian's chromium

@@ -10,7 +10,8 @@ Both in this process (one JVM, the session dbt-spark uses), after one unrecorded
 (explain, floor, then floor, explain, ...) so a load on the machine meets both. The example is built first
 (seeds, models and the snapshot of SF 0.01 in schema lakeplan_explain_bench) so that its stateful models have
 tables, as when a user explains a change: upserts plan their MERGE, every state check reads its table. The smoke test
-gives `main` the schema of the session's own build instead (`built_schema`), so the example is built once.
+gives `main` a copy of the example built already instead (`project`, `built_schema`: the TPC-H benchmark's build), so
+the example is built once.
 
   .venv/bin/python bench/explain.py [--repeats 3] | --smoke
 """
@@ -24,22 +25,22 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from common import ROOT, arguments, dbt, environment, exchanges, machine, markdown_table, medians, record, spark_session
 from dbt_lakeplan import cli, explain
 from dbt_lakeplan.explain_dbt import _session_options  # explain's own way of applying a statement's settings
 
 SCHEMA = "lakeplan_explain_bench"
-REPORT = ROOT / "target" / "lakeplan_explain.json"
 
 
-def run_explain() -> tuple[float, dict]:
+def run_explain(project: Path) -> tuple[float, dict]:
     """`lakeplan explain` of the whole example: its wall time and its report."""
     start = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
-        code = cli.main(["explain", "--no-progress", "--project-dir", str(ROOT)])
+        code = cli.main(["explain", "--no-progress", "--project-dir", str(project)])
     seconds = time.perf_counter() - start
-    report = json.loads(REPORT.read_text())
+    report = json.loads((project / "target" / "lakeplan_explain.json").read_text())
     if code != 0:
         raise SystemExit(f"lakeplan explain exited with {code}: {report['errors']}")
     return seconds, report
@@ -50,10 +51,10 @@ def sent(report: dict) -> list[explain.Statement]:
     return [explain.statement(s["sql"]) for model in report["models"] for s in model["statements"] if s["action"] != "skip"]
 
 
-def run_floor(spark, statements: list[explain.Statement]) -> dict:
+def run_floor(spark, statements: list[explain.Statement], project: Path) -> dict:
     """`dbt compile` of the example, then Spark's planning of the statements; seconds of each and the Exchanges of
     each plan."""
-    compile_seconds = dbt(ROOT, "compile", "--log-level", "none")
+    compile_seconds = dbt(project, "compile", "--log-level", "none")
     plans, start = [], time.perf_counter()
     for one in statements:
         with _session_options(spark, one.options):
@@ -65,6 +66,11 @@ def run_floor(spark, statements: list[explain.Statement]) -> dict:
     return {"compile": compile_seconds, "planning": planning_seconds, "exchanges": [len(exchanges(p)) for p in plans]}
 
 
+def floor_run(floor: dict, repeat: int) -> dict:
+    return {"variant": "floor", "repeat": repeat, "seconds": floor["compile"] + floor["planning"],
+            "compile_seconds": floor["compile"], "planning_seconds": floor["planning"]}
+
+
 def revision() -> str:
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
@@ -72,9 +78,10 @@ def revision() -> str:
     return head.stdout.strip() + (" + uncommitted changes" if dirty else "")
 
 
-def main(argv: list[str] | None = None, spark=None, built_schema: str | None = None) -> dict:
-    """`built_schema`: the schema where this process built the example already (the tests' one build, shared by
-    every test that only reads it): explain reads its tables instead of building the example again."""
+def main(argv: list[str] | None = None, spark=None, built_schema: str | None = None, project: Path = ROOT) -> dict:
+    """`project`: the example explained, this repository's or a copy; `built_schema`: the schema where this process
+    built that project already (the tests: the TPC-H benchmark's build of its copy): explain reads its tables instead
+    of building the example again."""
     args = arguments(__doc__, argv)
     data = ROOT / ".lakeplan" / "data" / "tpch" / "sf0.01"
     subprocess.run([str(ROOT / "scripts" / "tpch_data.sh"), "0.01", str(data)], check=True)
@@ -83,19 +90,20 @@ def main(argv: list[str] | None = None, spark=None, built_schema: str | None = N
     runs = []
     with environment(LAKEPLAN_TPCH_DIR=str(data), LAKEPLAN_SCHEMA=built_schema or SCHEMA):
         if not built_schema:
-            dbt(ROOT, "build", "--exclude-resource-type", "test")
-        _, report = run_explain()  # the unrecorded round; its report names the statements the floor plans
+            dbt(project, "build", "--exclude-resource-type", "test")
+        seconds, report = run_explain(project)  # the first round; its report names the statements the floor plans
         statements = sent(report)
-        run_floor(spark, statements)
-        for repeat in range(args.repeats):
+        floor = run_floor(spark, statements, project)
+        if args.smoke:  # the first round is the only one: the figures are not what the smoke checks
+            runs = [{"variant": "explain", "repeat": 0, "seconds": seconds}, floor_run(floor, 0)]
+        for repeat in range(0 if args.smoke else args.repeats):  # else the first round is a warm-up, unrecorded
             for variant in ("explain", "floor") if repeat % 2 == 0 else ("floor", "explain"):
                 if variant == "explain":
-                    seconds, report = run_explain()
+                    seconds, report = run_explain(project)
                     runs.append({"variant": "explain", "repeat": repeat, "seconds": seconds})
                 else:
-                    floor = run_floor(spark, statements)
-                    runs.append({"variant": "floor", "repeat": repeat, "seconds": floor["compile"] + floor["planning"],
-                                 "compile_seconds": floor["compile"], "planning_seconds": floor["planning"]})  # fmt: skip
+                    floor = run_floor(spark, statements, project)
+                    runs.append(floor_run(floor, repeat))
     explained = [s for m in report["models"] for s in m["statements"] if s["action"] == "plan"]
     rows = medians(runs, ("variant",), ("seconds",))
     by = {r["variant"]: r["seconds"] for r in rows}

@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import RESULTS, SCHEMA, dbt, machine, markdown_table, medians, record, spark_session
+from common import RESULTS, SCHEMA, dbt, drop_table, machine, markdown_table, medians, record, spark_session
 from common import write_project as write_project_files
 from dbt.adapters.spark.session import Cursor
 from dbt_lakeplan import statement_options
@@ -103,7 +103,7 @@ def snapshots(spark, table: str) -> dict[int, int]:
 def run_variant(spark, variant: str, members: int, keys: int, phase: int, statements: dict) -> dict:
     table = TABLES.get(variant, f"{SCHEMA}.wide")
     if phase == 0:  # every variant's table starts without history, whatever ran before
-        spark.sql(f"drop table if exists {table} purge")
+        drop_table(spark, table)
     if variant == "handwritten" and phase == 0:
         columns = ", ".join(["k bigint"] + [f"m{m}_c{c} bigint" for m in range(members) for c in range(COLUMNS_PER_MEMBER)])
         spark.sql(f"create or replace table {table} ({columns}) using iceberg")

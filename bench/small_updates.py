@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import RESULTS, SCHEMA, machine, markdown_table, record, spark_session
+from common import RESULTS, SCHEMA, drop_table, machine, markdown_table, record, spark_session
 from common import write_project as write_project_files
 
 COLUMNS = 12
@@ -101,7 +101,7 @@ def append_batch(spark, members: int, keys: int, batch: int, fraction: float) ->
 def create_inputs(spark, members: int) -> None:
     spark.sql(f"create schema if not exists {SCHEMA}")  # before dbt's first run creates it
     for m in range(members):
-        spark.sql(f"drop table if exists {source(m)} purge")
+        drop_table(spark, source(m))
         columns = ", ".join(f"c{c} bigint" for c in range(COLUMNS))
         spark.sql(f"create table {source(m)} (k bigint, batch int, {columns}) using iceberg")
 
@@ -121,7 +121,7 @@ def handwritten_merge(members: int, batch: int) -> str:
 
 
 def create_handwritten(spark, members: int) -> None:
-    spark.sql(f"drop table if exists {SCHEMA}.wide_e purge")
+    drop_table(spark, f"{SCHEMA}.wide_e")
     properties = ", ".join(f"'{key}' = '{value}'" for key, value in MOR.items())
     spark.sql(f"create table {SCHEMA}.wide_e (k bigint, {', '.join(f'{n} bigint' for n in names(members))}) using iceberg "
               f"tblproperties ({properties})")  # fmt: skip

@@ -1,6 +1,7 @@
 """Benchmark: the TPC-H example end to end, `dbt build` against the same work as one plain PySpark script.
 
-  lakeplan       `dbt build --full-refresh` of the example (all models, seed, snapshot, 41+ data tests), and the
+  lakeplan       `dbt build --full-refresh` of a copy of the example (bench/work/example: all models, seed, snapshot,
+                 41+ data tests), and the
                  same without tests (`--exclude-resource-type test`), in schema lakeplan_e2e
   plain_pyspark  the same SQL dbt compiled (target/compiled), run by PySpark alone in DAG order into schema
                  lakeplan_e2e_script: views as views, tables as CREATE TABLE AS (orders_by_customer bucketed as
@@ -20,14 +21,15 @@ import subprocess
 import sys
 import time
 
-from common import RESULTS, ROOT, arguments, bar_chart, dbt, environment, machine, markdown_table, medians, record, spark_session
+from common import (EXAMPLE, RESULTS, ROOT, arguments, bar_chart, copy_example, dbt, environment, machine,
+                    markdown_table, medians, record, spark_session)
 
 DBT_SCHEMA, SCRIPT_SCHEMA = "lakeplan_e2e", "lakeplan_e2e_script"
 
 
 def compiled(node: dict) -> str:
     """The SQL dbt compiled for the node in the last build, reading the script's own tables."""
-    sql = node.get("compiled_code") or (ROOT / "target" / "compiled" / "lakeplan" / node["original_file_path"]).read_text()
+    sql = node.get("compiled_code") or (EXAMPLE / "target/compiled/lakeplan" / node["original_file_path"]).read_text()
     return sql.replace(f"{DBT_SCHEMA}.", f"{SCRIPT_SCHEMA}.")
 
 
@@ -65,7 +67,7 @@ def customer_360(spark, manifest: dict, target: dict) -> str:
 
 def plain_pyspark(spark) -> float:
     """Runs the example's compiled SQL with PySpark alone; returns its wall time."""
-    manifest = json.loads((ROOT / "target" / "manifest.json").read_text())
+    manifest = json.loads((EXAMPLE / "target" / "manifest.json").read_text())
     start = time.perf_counter()
     spark.sql(f"drop schema if exists {SCRIPT_SCHEMA} cascade")
     spark.sql(f"create schema {SCRIPT_SCHEMA}")
@@ -74,7 +76,7 @@ def plain_pyspark(spark) -> float:
         name, config = f"{SCRIPT_SCHEMA}.{node['name']}", node["config"]
         materialized = config["materialized"]
         if node["resource_type"] == "seed":
-            frame = spark.read.csv(str(ROOT / node["original_file_path"]), header=True, inferSchema=True)
+            frame = spark.read.csv(str(EXAMPLE / node["original_file_path"]), header=True, inferSchema=True)
             frame.writeTo(name).using("iceberg").create()
         elif materialized == "view":
             spark.sql(f"create view {name} as {compiled(node)}")
@@ -119,6 +121,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     data = ROOT / ".lakeplan" / "data" / "tpch" / f"sf{args.sf}"
     subprocess.run([str(ROOT / "scripts" / "tpch_data.sh"), args.sf, str(data)], check=True)
     spark = spark or spark_session()
+    copy_example()
     builds = {"dbt build": [], "dbt build, no tests": ["--exclude-resource-type", "test"]}
     if args.smoke:
         del builds["dbt build"]
@@ -126,7 +129,8 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     with environment(LAKEPLAN_TPCH_DIR=str(data), LAKEPLAN_SCHEMA=DBT_SCHEMA):
         for repeat in range(args.repeats):
             for variant, flags in builds.items():
-                runs.append({"variant": variant, "repeat": repeat, "seconds": dbt(ROOT, "build", "--full-refresh", *flags)})
+                seconds = dbt(EXAMPLE, "build", "--full-refresh", *flags)
+                runs.append({"variant": variant, "repeat": repeat, "seconds": seconds})
             runs.append({"variant": "plain PySpark", "repeat": repeat, "seconds": plain_pyspark(spark)})
     same = {}
     for table in ("dim_customer", "fct_daily_revenue", "customer_order_status", "orders_by_customer", "customer_360"):

@@ -3,9 +3,11 @@ shares one SparkSession (one JVM start) and reads the same Iceberg catalog as db
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ import yaml
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from dbt_common.tests import enable_test_caching
 
-from tests.durations import DbtWork, DurationsRecord
+from tests.durations import DbtWork, DurationsRecord, last_known
 
 REPO = Path(__file__).resolve().parents[1]
 JAVA_FRAME = re.compile(r"^\s+at [\w$.]+\(", re.MULTILINE)  # a line of a Java stack trace
@@ -25,10 +27,24 @@ REQUIRED_ENV = ("SPARK_CONF_DIR", "DBT_PROFILES_DIR", "LAKEPLAN_TPCH_DIR")
 # 200 KB); with it, each distinct macro text is parsed once per session. It cut test_tombstones.py from 223 s to 179 s.
 # It stays on for the whole session: no module may switch it off for the ones after it.
 enable_test_caching()
-# Modules whose tests share the repository's own files (the example's target/ and logs/, its seeds and models, which
-# some tests edit and restore) or fixed ports (the cluster's): under pytest-xdist they run on one worker, one at a time.
-REPOSITORY_MODULES = ("test_bench_smoke.py", "test_cluster.py", "test_example_pipeline.py", "test_explain_browser.py")
+# Under pytest-xdist a unit of work runs on one worker, its tests in order (module-scoped fixtures are built once).
+# A unit is a module, but: the tests that share the repository's own files (the example's target/ and logs/, its seeds
+# and models, which some tests edit and restore) or fixed ports (the cluster's) are one unit, "repository", so they
+# never run at once; and each test of UNIT_PER_TEST, or each class of its tests, is a unit of its own (each bench smoke
+# works in its own project directory and schema, and each takes a minute: together they would be the longest pole; a
+# class shares a class-scoped build between its tests).
+REPOSITORY_MODULES = ("test_cluster.py", "test_example_pipeline.py", "test_explain_browser.py")
+UNIT_PER_TEST = ("test_bench_smoke.py",)
 REPOSITORY_FIXTURES = ("example", "built")
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit of work a test belongs to (see REPOSITORY_MODULES)."""
+    module, _, test = nodeid.partition("::")
+    name = Path(module).name
+    if name in REPOSITORY_MODULES:
+        return "repository"
+    return f"{module}::{test.split('::')[0]}" if name in UNIT_PER_TEST else module
 
 
 def pytest_configure(config):
@@ -52,29 +68,41 @@ def own_home_per_worker() -> None:
 
 
 def pytest_collection_modifyitems(items):
-    """Under pytest-xdist the modules that share the repository's files or fixed ports are collected first (the
-    longest group, see `pytest_xdist_make_scheduler`), and a module that uses the example must be one of them."""
-    strays = {item.path.name for item in items if set(REPOSITORY_FIXTURES) & set(item.fixturenames)}
-    strays -= set(REPOSITORY_MODULES)
+    """Under pytest-xdist the units of work are collected longest first, by the last durations record (the
+    repository's first while there is none), so that no long unit starts last; a test that uses the example must be
+    in the repository unit."""
+    strays = {item.nodeid for item in items if set(REPOSITORY_FIXTURES) & set(item.fixturenames)}
+    strays = {nodeid for nodeid in strays if work_unit(nodeid) != "repository"}
     if strays:
         raise pytest.UsageError(f"{', '.join(sorted(strays))} use the example: add them to REPOSITORY_MODULES")
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: item.path.name not in REPOSITORY_MODULES)
+        nodeids = longest_first([item.nodeid for item in items], last_known())
+        order = {nodeid: place for place, nodeid in enumerate(nodeids)}
+        items.sort(key=lambda item: order[item.nodeid])
+
+
+def longest_first(nodeids: list[str], recorded: dict[str, float]) -> list[str]:
+    """The tests, their units longest first by the seconds `recorded` for their tests (the repository's unit first
+    among those without any), each unit's tests in their order."""
+    seconds: Counter = Counter()
+    for nodeid, taken in recorded.items():
+        seconds[work_unit(nodeid)] += taken
+    return sorted(nodeids, key=lambda nodeid: (-seconds[work_unit(nodeid)], work_unit(nodeid) != "repository"))
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Each module is one unit of work on one worker (its module-scoped fixtures are built once, its tests keep their
-    order), and REPOSITORY_MODULES together are one, so they never run at once. (xdist's own `loadgroup` cannot do
-    this here: the group it appends to a node id does not reach pytest 9's node ids.)"""
+    """Schedules `work_unit`s in the order they were collected. (xdist's own `loadgroup` cannot do this here: the
+    group it appends to a node id does not reach pytest 9's node ids; its --loadscope-reorder would put the units
+    with the most tests first, whatever their length.)"""
     from xdist.scheduler import LoadScopeScheduling
 
-    class ModuleGroups(LoadScopeScheduling):
+    class Units(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return "repository" if Path(module).name in REPOSITORY_MODULES else module
+            return work_unit(nodeid)
 
-    return ModuleGroups(config, log)
+    config.option.loadscopereorder = False
+    return Units(config, log)
 
 
 def pytest_sessionstart(session):
@@ -110,30 +138,58 @@ def lakeplan_environment(request):
         )
 
 
+VALUE_PREFIX = "LAKEPLAN_TEST_"
+
+
+def env_value(name: str, default: object) -> str:
+    """Jinja reading a value a test gives one dbt command (`DbtProject.run(..., name=value)`). --vars would do as
+    well, but each new --vars makes dbt parse the whole project again; a changed env var re-parses only the files
+    that read it (and lakeplan's fingerprints read `env_var` as a placeholder, so the state check is the same)."""
+    return f"env_var('{VALUE_PREFIX}{name.upper()}', '{default}')"  # a default: every command parses it, given or not
+
+
+def given(name: str, default: object) -> str:
+    """The value of `env_value` in a model's SQL."""
+    return "{{ " + env_value(name, default) + " }}"
+
+
+@contextlib.contextmanager
+def command_values(values: dict[str, object]):
+    """Sets the environment `env_value` reads to `values` for one dbt command, and removes them after it."""
+    names = {f"{VALUE_PREFIX}{name.upper()}": str(value) for name, value in values.items()}
+    os.environ.update(names)
+    try:
+        yield
+    finally:
+        for name in names:
+            os.environ.pop(name, None)
+
+
 class DbtProject:
     """A dbt project on disk and a way to invoke dbt on it in this process."""
 
     def __init__(self, path: Path):
         self.path = path
 
-    def invoke(self, *args: str) -> tuple[dbtRunnerResult, str]:
-        """Runs `dbt <args>`; returns dbt's result and every message dbt logged, as one text. What a user sees
-        (every message above debug level) is kept in `self.shown`."""
+    def invoke(self, *args: str, **values: object) -> tuple[dbtRunnerResult, str]:
+        """Runs `dbt <args>` with `values` for the models' `env_value`s; returns dbt's result and every message dbt
+        logged, as one text. What a user sees (every message above debug level) is kept in `self.shown`."""
         events: list = []
-        result = dbtRunner(callbacks=[events.append]).invoke([*args, "--project-dir", str(self.path)])
+        with command_values(values):
+            result = dbtRunner(callbacks=[events.append]).invoke([*args, "--project-dir", str(self.path)])
         self.shown = "\n".join(event.info.msg for event in events if event.info.level != "debug")
         return result, "\n".join(event.info.msg for event in events)
 
-    def run(self, *args: str) -> dbtRunnerResult:
+    def run(self, *args: str, **values: object) -> dbtRunnerResult:
         """Runs `dbt <args>` and fails the test, showing dbt's log, when dbt does not succeed."""
-        result, log = self.invoke(*args)
+        result, log = self.invoke(*args, **values)
         if not result.success:
             pytest.fail(f"`dbt {' '.join(args)}` failed in {self.path}:\n{log[-6000:]}")
         return result
 
-    def fail(self, *args: str) -> str:
+    def fail(self, *args: str, **values: object) -> str:
         """Runs `dbt <args>`, which must fail; returns dbt's log for assertions on the message."""
-        result, log = self.invoke(*args)
+        result, log = self.invoke(*args, **values)
         assert not result.success, f"`dbt {' '.join(args)}` succeeded but should have failed:\n{log[-3000:]}"
         assert "Traceback (most recent call last)" not in log, f"dbt crashed instead of reporting:\n{log}"
         assert not JAVA_FRAME.search(self.shown), f"the Java stack belongs in the debug log:\n{self.shown[-3000:]}"

@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 
 RECORD = Path(__file__).resolve().parents[1] / "target" / "test_durations.json"
+# each test's last measured seconds, from every run that ran it: what the scheduler orders by (a run of a few tests
+# rewrites RECORD, and must not make every other unit look new)
+LAST_KNOWN = RECORD.with_name("test_durations_last_known.json")
 TOP = 20
 WORKER_OUTPUT = "lakeplan_durations"
 
@@ -139,10 +142,16 @@ class DurationsRecord:
         }
         RECORD.parent.mkdir(exist_ok=True)
         RECORD.write_text(json.dumps(record, indent=1) + "\n")
+        LAST_KNOWN.write_text(json.dumps(last_known() | record["tests"], indent=1) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter):
         if RECORD.exists() and not hasattr(self.config, "workeroutput"):
             terminalreporter.write_line(f"durations record: {RECORD.relative_to(RECORD.parents[1])}")
+
+
+def last_known() -> dict[str, float]:
+    """Each test's seconds in the last run that ran it."""
+    return json.loads(LAST_KNOWN.read_text()) if LAST_KNOWN.exists() else {}
 
 
 def summary(record: dict, since: float | None = None) -> str:

@@ -178,12 +178,34 @@ def _plan_statements(spark, statements: list[str], sink_parallelism: int | None)
                     if one.action == "run":
                         spark.sql(one.sql)
                     else:
-                        entry["plan"] = spark.sql("EXPLAIN " + one.sql).collect()[0][0]
+                        plan = spark.sql("EXPLAIN " + one.sql).collect()[0][0]
+                        if refused := REFUSED_PLAN.match(plan):  # EXPLAIN answers Spark's refusal as its plan
+                            raise ValueError(refused[1])
+                        entry["plan"] = plan
                         entry["exchanges"] = explain.exchanges(entry["plan"], sink_parallelism)
             except Exception as error:  # Spark's sentence for this statement; the others are still planned
                 entry["error"] = _sentence(error)
         planned.append(entry)
     return planned
+
+
+REFUSED_PLAN = re.compile(r"== Physical Plan ==\s*org\.apache\.spark\.sql\.\w*Exception: (.*)", re.DOTALL)
+NOT_FOUND = re.compile(r"\[TABLE_OR_VIEW_NOT_FOUND\] The table or view `([^`]+)`\.`([^`]+)` cannot be found")
+
+
+def _unbuilt_input(error: str | None, node, manifest) -> str | None:
+    """The sentence for Spark's `error` where it is an input dbt builds that is not built yet, else None. Explain
+    plans against the tables that exist, so before the first run a model's input may be missing, and Spark's sentence
+    names neither the model nor the fix (a newcomer's explain before `make run`)."""
+    found = NOT_FOUND.search(error or "")
+    table = f"{found[1]}.{found[2]}".lower() if found else None
+    built_by_dbt = [uid for uid in node.depends_on.nodes if uid in manifest.nodes and table
+                    and (_table(uid, manifest) or "").lower() == table]  # fmt: skip
+    if not built_by_dbt:
+        return None
+    return (f"it reads `{input_name(built_by_dbt[0], manifest)}` ({table}), which is not built yet, and explain plans "
+            f"against the tables that exist. Fix: build it first (`dbt build --select +{node.name}`), then run "
+            "explain again.")
 
 
 def _table(uid: str, manifest) -> str | None:
@@ -207,6 +229,7 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
     plan = node.config.get(PLAN_KEY) or {}
     member_of = (plan.get("member_of") or {}).get("target")
     error = error or live.get("error")
+    error = _unbuilt_input(error, node, manifest) or error
     inputs = plan.get("reads", [])  # through the models it inlines
     entry: dict[str, Any] = {
         "unique_id": node.unique_id, "name": node.name, "relation": node.relation_name,
@@ -227,6 +250,12 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         plans = "\n".join(s.get("plan", "") for s in entry["statements"])
         moved = explain.moved_tables(plans, [t for t in tables.values() if t])
         entry["moved_inputs"] = sorted(uid for uid, table in tables.items() if table in moved)
+        # an input not built yet, as Spark refused a statement: said once for the model, with its fix
+        unbuilt = [_unbuilt_input(s.get("error"), node, manifest) for s in entry["statements"]]
+        for statement, sentence in zip(entry["statements"], unbuilt):
+            if sentence:
+                statement["error"] = sentence
+        entry["error"] = next(filter(None, unbuilt), None)
     entry["keyed"] = explain.keyed_report(live.get("keyed_inputs") or [], entry["shuffles"], error)
     if "partial_update" in plan:
         writes = {s["write_group"] - 1: s["sql"] for s in entry["statements"] if s.get("write_group")}

@@ -81,7 +81,8 @@ def terminal_table(report: dict[str, Any], width: int = CELL_WIDTH) -> str:
     lines.insert(1, "  ".join("-" * width for width in widths))
     lines += [f"error: {error}" for error in report["errors"]]
     lines += [f"error in {m['name']}: {m['error']}" for m in report["models"] if m["error"]]
-    lines += [f"{m['name']}: {s['error']}" for m in report["models"] for s in m["statements"] if s.get("error")]
+    lines += [f"{m['name']}: {s['error']}" for m in report["models"] for s in m["statements"]
+              if s.get("error") and s["error"] != m["error"]]  # an unbuilt input: said once, for the model
     comparison = report.get("state_comparison")
     if comparison:
         lines.append("")
@@ -265,7 +266,7 @@ pre {{ white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padd
       (m.state.stored || 'none') + '; next run: ' + m.state.next_run + (m.state.after ? ' (after ' + m.state.after.join(', ') + ' writes)' : '') + (m.state.changed.length ? ' (' + m.state.changed.join('; ') + ')' : '')));
     m.statements.forEach((s, i) => {{
       details.appendChild(el('h4', 'statement ' + (i + 1) + ': ' + s.action + (s.reason ? ' (' + s.reason + ')' : '')));
-      if (s.error) details.appendChild(el('p', 'Spark: ' + s.error));
+      if (s.error && s.error !== m.error) details.appendChild(el('p', 'Spark: ' + s.error));
       details.appendChild(el('pre', s.plan || s.sql));
     }});
   }}

@@ -9,13 +9,15 @@ columns and configs (`unique_key`, `sequence_groups`, `enabled: false` of the se
 has YAML of its own, dbt stopped with "found two schema.yml entries". A package's entry now looks only in its
 own package (enabled nodes, then disabled ones, as dbt does there); the root project's entries keep dbt's lookup.
 
-Generic tests: a test a package's YAML declares on a model reads it with `ref('<name>')`, which dbt resolves in the
-root project first, so the template's `unique` on `dim_customer` tested the adopter's `dim_customer`. Such a test now
-names its package in that ref: it follows the package's model, and is disabled with it.
+Generic tests: a test a package's YAML declares on a model reads it, and the models its arguments name, with
+`ref('<name>')`, which dbt resolves in the root project first, so the template's `unique` on `dim_customer` tested the
+adopter's `dim_customer`. Such a test now names its package in every ref: it follows the package's models, and is
+disabled with them.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -49,15 +51,21 @@ def _own_package_patches(parse_patch):
     return parse_patch_of_own_package
 
 
-def pinned_to_package(node: Any, target_name: str) -> None:
-    """A generic test's ref of the node it tests, `ref('<name>')`, as `ref('<package>', '<name>')` of its package."""
+# `ref('name')` or `ref("name", v=2)` in a test's argument: one name without a package
+UNPINNED_REF = re.compile(r"""\bref\(\s*(['"])([^'"]+)\1\s*(?=\)|,\s*(?:v|version)\s*=)""")
+
+
+def pinned_to_package(node: Any) -> None:
+    """Every ref a package's generic test makes, `ref('<name>')`, as `ref('<package>', '<name>')` of its package: the
+    node it tests and the ones its arguments name (a relationships test's `to: ref('stg_orders')`)."""
     from dbt.artifacts.resources import RefArgs
 
     package = node.package_name
-    node.refs = [RefArgs(ref.name, package, ref.version) if ref.name == target_name and ref.package is None else ref
-                 for ref in node.refs]
+    node.refs = [RefArgs(ref.name, package, ref.version) if ref.package is None else ref for ref in node.refs]
     kwargs = node.test_metadata.kwargs
-    kwargs["model"] = kwargs["model"].replace(f"ref('{target_name}'", f"ref('{package}', '{target_name}'", 1)
+    for name, value in kwargs.items():
+        if isinstance(value, str):
+            kwargs[name] = UNPINNED_REF.sub(lambda ref: f"ref({ref[1]}{package}{ref[1]}, {ref[1]}{ref[2]}{ref[1]}", value)
 
 
 def _own_package_tests(parse_generic_test):
@@ -67,7 +75,7 @@ def _own_package_tests(parse_generic_test):
         node = parse_generic_test(self, target, *args, **kwargs)
         # a model's, seed's or snapshot's test (UnparsedModelUpdate is one too), not a source's: that has no ref
         if isinstance(target, UnparsedNodeUpdate) and target.package_name != self.root_project.project_name:
-            pinned_to_package(node, target.name)
+            pinned_to_package(node)
         return node
 
     parse_generic_test_of_own_package.lakeplan = True

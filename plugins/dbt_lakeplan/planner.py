@@ -29,7 +29,7 @@ from dbt_lakeplan.node_plan import (
     PLAN_KEY, ChangeMode, Distribution, Keyed, MaintenancePlan, MemberOf, ModelPlan, Reader, SourcePlan, Types,
     UpsertPlan, as_config,
 )
-from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, read_settings
+from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, beside_meta, read_settings
 from dbt_lakeplan.spark_types import type_problem
 
 MEMBER_ONLY = ("write_mode", "static_partition", "write_options")
@@ -62,10 +62,11 @@ def read_vars(raw_vars: dict[str, Any], found: list[str]) -> ProjectVars:
     return settings or ProjectVars()
 
 
-def source_plan(source, found: list[str]) -> SourcePlan | None:
+def source_plan(source, written: dict[str, Any], found: list[str]) -> SourcePlan | None:
+    """`written`: the source table's keys as its YAML has them."""
     owner = f"source `{source.source_name}.{source.name}`"
     settings, source_problems = read_settings("source", owner, dict(source.meta or {}))
-    found.extend(source_problems)
+    found.extend(source_problems + beside_meta("source", owner, written))
     if settings is None:
         return None
     s = settings
@@ -120,10 +121,12 @@ def model_settings(node, found: list[str]) -> tuple[ModelSettings | None, dict[s
     settings, model_problems = read_settings("model", owner, raw, DBT_MODEL_CONFIGS)
     found.extend(model_problems)
     columns = {}
+    merged = materialization(node.config.materialized).target
     for name, column in node.columns.items():
         meta = {**column.meta, **column.config.meta}
-        column_settings, column_problems = read_settings("column", f"column `{name}` of {owner}", meta)
-        found.extend(column_problems)
+        column_settings, column_problems = read_settings("column", f"column `{name}` of {owner}", meta, merged=merged)
+        found.extend(column_problems + (beside_meta("column", f"column `{name}` of {owner}", column._extra)
+                                        if merged else []))
         columns[name] = column_settings
     return settings, columns
 
@@ -301,13 +304,23 @@ def _upsert(node, settings: ModelSettings, found: list[str]) -> UpsertPlan:
     return UpsertPlan(op_column=settings.op_column or "_op", sequence_by=settings.sequence_by)
 
 
+def _as_written(manifest, source) -> dict[str, Any]:
+    """A source table's keys in its YAML file: the parsed source keeps only dbt's own."""
+    written_yaml = getattr(manifest.files.get(source.file_id), "dict_from_yaml", None) or {}
+    for written in written_yaml.get("sources") or []:
+        if written.get("name") == source.source_name:
+            return next((table for table in written.get("tables") or [] if table.get("name") == source.name), {})
+    return {}
+
+
 def plan_project(manifest, raw_vars: dict[str, Any]) -> tuple[ProjectVars, dict[str, Any]]:
     """Checks the whole project and puts every source's and model's plan in its config; raises with every
     problem found. Members become ephemeral inputs of their target. Returns the project vars and the
     sink-reuse report. Idempotent: planning an already planned manifest changes nothing."""
     found: list[str] = []
     project = read_vars(raw_vars, found)
-    source_plans = {uid: source_plan(source, found) for uid, source in manifest.sources.items()}
+    source_plans = {uid: source_plan(source, _as_written(manifest, source), found)
+                    for uid, source in manifest.sources.items()}
     models = [node for node in manifest.nodes.values() if node.resource_type == "model"]
     read = {node.unique_id: model_settings(node, found) for node in models}
     plans = {uid: model_plan(manifest.nodes[uid], *read[uid], found) for uid in read if read[uid][0] is not None}

@@ -271,11 +271,13 @@ def _declared(place: str, name: str, inner: str, given: Any) -> tuple[str, str]:
 
 
 def read_settings(
-    place: str, owner: str, raw: dict[str, Any], known: frozenset[str] = frozenset()
+    place: str, owner: str, raw: dict[str, Any], known: frozenset[str] = frozenset(), merged: bool = True
 ) -> tuple[Settings | None, list[str]]:
     """The settings of one place, read through its declaration, and every problem with them as a sentence
-    that names the owner, the setting, the value, what is allowed and the fix. `known`: other tools' keys."""
-    found = [miss for miss in (_near_miss(place, owner, key) for key in raw if key not in known) if miss]
+    that names the owner, the setting, the value, what is allowed and the fix. `known`: other tools' keys;
+    `merged`: a column of a partial-update target, whose meta keys that look like a merge rule are refused."""
+    found = [miss for miss in (_near_miss(place, owner, key, raw[key], merged) for key in raw if key not in known)
+             if miss]
     try:
         return SCHEMAS[place].model_validate(raw), found
     except ValidationError as error:
@@ -288,6 +290,8 @@ def read_settings(
             where = f"at `{inner}`: " if inner else ""
             reason = detail["msg"][:1].lower() + detail["msg"][1:]  # the names in it keep their case
             reason = re.sub(r" or instance of \w+", "", reason)  # pydantic names its class: not the user's word
+            if detail["type"] == "literal_error":  # its values are listed once, in the fix
+                reason = "it is none of the setting's values"
             meaning, allowed = _declared(place, name, inner, raw.get(name))
             found.append(
                 f"{owner} sets `{name}: {_show(raw.get(name))}`, which lakeplan cannot use ({where}{reason}); "
@@ -296,11 +300,31 @@ def read_settings(
         return None, found
 
 
-def _near_miss(place: str, owner: str, key: str) -> str | None:
+# Words of a column's meta key that mean its merge rule; Paimon names it `fields.<column>.aggregate-function`
+RULE_WORDS = {"merge", "rule", "aggregate", "aggregation", "agg"}
+
+
+def beside_meta(place: str, owner: str, keys: dict[str, Any]) -> list[str]:
+    """`merge: sum` beside a column's name, `scan_parallelism: 4` beside a source table's: dbt keeps such keys
+    without a word, and lakeplan reads these settings only under `meta:`."""
+    return [
+        f"{owner} sets `{key}: {_show(value)}` beside its name, where lakeplan does not read it: it would do nothing. "
+        f"Fix: put it under `meta:` (`meta: {{{key}: {_show(value)}}}`)."
+        for key, value in keys.items() if key in SCHEMAS[place].model_fields
+    ]
+
+
+def _near_miss(place: str, owner: str, key: str, value: Any = None, merged: bool = True) -> str | None:
     """`scan_paralelism`: a key that is no setting here but one edit away from a lakeplan setting."""
     key_text = str(key)
     if key_text in SCHEMAS[place].model_fields:
         return None
+    if key_text == "lakeplan" and isinstance(value, dict) and place != "var" and (merged or place != "column"):
+        nested = ", ".join(f"`{inner}: {_show(inner_value)}`" for inner, inner_value in value.items())
+        return (f"{owner} nests {nested} under `lakeplan:`, where lakeplan does not read settings: it would do "
+                f"nothing. Fix: put {'it' if len(value) == 1 else 'them'} directly in the {PLACES[place]}.")
+    if place == "column" and merged and (rule_miss := _merge_rule_miss(owner, key_text, value)):
+        return rule_miss
     elsewhere = [p for p, schema in SCHEMAS.items() if p != place and key_text in schema.model_fields]
     if elsewhere and place != "var":
         return (
@@ -317,6 +341,23 @@ def _near_miss(place: str, owner: str, key: str) -> str | None:
     return (
         f"{owner} sets `{key_text}`, which is no lakeplan setting and would be ignored: did you mean `{close[0]}`"
         f"{where}? Fix: rename it to `{close[0]}` ({SCHEMAS[setting_place].model_fields[close[0]].description})."
+    )
+
+
+def _merge_rule_miss(owner: str, key: str, value: Any) -> str | None:
+    """`merge_rule: sum`: a target column's meta key whose name says merge rule but is not `merge` leaves the column
+    on the default rule in silence (a new-user trial's wrong totals). A key is judged by its name alone: `unit:
+    count` or `priority: max` are other tools' meta, whatever their value."""
+    is_rule = isinstance(value, str) and value in RULES
+    words = set(re.split(r"[^a-z]+", key.lower()))
+    if not words & RULE_WORDS or "delimiter" in words:
+        return None
+    why = ("`aggregate-function` is Paimon's name for it" if {"aggregate", "function"} <= words else
+           f"`{value}` is a merge rule" if is_rule else "its name says merge rule")
+    meant = f"merge: {value}" if is_rule else "merge"
+    return (
+        f"{owner} sets `{key}: {_show(value)}`, which is no lakeplan setting and would be ignored, leaving the column "
+        f"on the default rule `{DEFAULT_RULE}` ({why}): did you mean `{meant}`? Fix: rename `{key}` to `merge`."
     )
 
 

@@ -65,6 +65,9 @@ def test_the_templates_yaml_never_reaches_an_adopting_projects_nodes_of_the_same
     project = adopting_project(tmp_path / PROJECT, with_yaml)
     project.run("deps")
     project.run("parse", "--no-partial-parse")
+    # the template's relationships test on stg_lineitem refs stg_orders: left unpinned, dbt resolved it to the
+    # project's model and warned on every command (a new-user trial)
+    assert "WARN" not in project.shown and "require_ref_prefers_node_package_to_root" not in project.shown
     manifest = json.loads((project.path / "target" / "manifest.json").read_text())
 
     own = {node["name"]: node for node in manifest["nodes"].values()
@@ -87,5 +90,9 @@ def test_the_templates_yaml_never_reaches_an_adopting_projects_nodes_of_the_same
     tests = [node for node in manifest["nodes"].values()
              if node["resource_type"] == "test" and node["config"]["enabled"]]
     assert [node["unique_id"] for node in tests if node["package_name"] == "lakeplan"] == []
+    template_tests = [node for node in [*manifest["nodes"].values(), *sum(manifest["disabled"].values(), [])]
+                      if node["resource_type"] == "test" and node["package_name"] == "lakeplan" and node["refs"]
+                      and node.get("test_metadata")]  # generic tests of models (a source's has no ref)
+    assert template_tests and all(ref["package"] == "lakeplan" for node in template_tests for ref in node["refs"])
     tested = {node.get("attached_node") for node in tests} - {None}
     assert tested == ({node["unique_id"] for node in own.values()} if with_yaml else set())

@@ -1,7 +1,10 @@
 """Every benchmark harness runs (tiny sizes) so none rots; their figures are recorded by `make bench`.
-What is checked here is what the benchmarks compare, never how fast anything is."""
+What is checked here is what the benchmarks compare, never how fast anything is. Each test is a unit of work of its
+own under pytest-xdist (tests/conftest.py), or a class of them that shares a class-scoped build: its projects are in
+this worker's own directory, its tables in this worker's catalog."""
 
 import importlib
+import os
 import sys
 
 import pytest
@@ -10,10 +13,13 @@ from tests.conftest import REPO
 
 
 @pytest.fixture(scope="module")
-def bench():
+def bench(tmp_path_factory):
+    # read when bench/common.py is first imported in this process (this worker's own directory, for the session)
+    os.environ.setdefault("LAKEPLAN_BENCH_WORK", str(tmp_path_factory.getbasetemp() / "bench_work"))
     sys.path.insert(0, str(REPO / "bench"))
     yield lambda name: importlib.import_module(name)
     sys.path.remove(str(REPO / "bench"))
+
 
 
 def test_sink_reuse_benchmark_smoke(bench, spark):
@@ -48,13 +54,6 @@ def test_plugin_overhead_benchmark_smoke(bench):
     assert all(v > 0 for v in by.values())
 
 
-def test_tpch_end_to_end_benchmark_smoke(bench, spark):
-    result = bench("tpch_e2e").main(["--smoke"], spark=spark)
-    assert {r["variant"] for r in result["medians"]} == {"dbt build, no tests", "plain PySpark"}
-    assert result["rows_only_in_dbt_tables"] == dict.fromkeys(result["rows_only_in_dbt_tables"], 0)
-    assert len(result["rows_only_in_dbt_tables"]) == 5
-
-
 def test_revision_ab_benchmark_smoke(bench, spark):
     result = bench("revision_ab").main(["--base", "HEAD", "--smoke"], spark=spark)
     assert {(r["workload"], r["phase"]) for r in result["medians"]} == {
@@ -64,13 +63,6 @@ def test_revision_ab_benchmark_smoke(bench, spark):
         ("changelog 400 rows", "initial"), ("changelog 400 rows", "again"),
     }  # fmt: skip
     assert all(run["same_rows"] for run in result["runs"])  # both sides leave the same tables
-
-
-def test_explain_benchmark_smoke(bench, spark, built):
-    result = bench("explain").main(["--smoke"], spark=spark, built_schema="lakeplan")  # the profile's default schema
-    assert {r["variant"] for r in result["medians"]} == {"explain", "floor"}
-    assert result["statements_planned"] == len(result["exchanges_floor"]) > 0  # the floor plans what explain planned
-    assert result["exchanges_floor"] == result["exchanges_explain"]  # the same plans, Exchange for Exchange
 
 
 def test_small_updates_benchmark_smoke(bench, spark):
@@ -87,3 +79,27 @@ def test_small_updates_benchmark_smoke(bench, spark):
     assert {(run["variant"], run["keys"]) for run in grown["runs"]} == {(v, k) for v in "de" for k in (2000, 4000)}
     assert all(run["same_contents"] for run in grown["runs"])
     assert "| variant | 2,000 keys | 4,000 keys | 4,000 / 2,000 |" in grown["summary"]
+
+
+@pytest.fixture(scope="class")
+def tpch_e2e(bench, spark):
+    """The TPC-H benchmark's smoke run, which builds a copy of the example (what it measures)."""
+    return bench("tpch_e2e").main(["--smoke"], spark=spark)
+
+
+class TestOneBuildOfTheExample:
+    """The explain benchmark explains the TPC-H benchmark's copy of the example: one unit of work (tests/conftest.py),
+    the example built once."""
+
+    def test_tpch_end_to_end_benchmark_smoke(self, tpch_e2e):
+        result = tpch_e2e
+        assert {r["variant"] for r in result["medians"]} == {"dbt build, no tests", "plain PySpark"}
+        assert result["rows_only_in_dbt_tables"] == dict.fromkeys(result["rows_only_in_dbt_tables"], 0)
+        assert len(result["rows_only_in_dbt_tables"]) == 5
+
+    def test_explain_benchmark_smoke(self, bench, spark, tpch_e2e):
+        copy = bench("tpch_e2e")
+        result = bench("explain").main(["--smoke"], spark=spark, built_schema=copy.DBT_SCHEMA, project=copy.EXAMPLE)
+        assert {r["variant"] for r in result["medians"]} == {"explain", "floor"}
+        assert result["statements_planned"] == len(result["exchanges_floor"]) > 0  # the floor plans what explain did
+        assert result["exchanges_floor"] == result["exchanges_explain"]  # the same plans, Exchange for Exchange

@@ -23,29 +23,20 @@ def cluster(shared_catalog):
         subprocess.run([str(REPO / "scripts" / "cluster.sh"), "down"], check=True, timeout=120)
 
 
-def rows_as_json(cursor_or_spark, table):
-    sql = f"select to_json(struct(*)) from {table}"
+def contents(cursor_or_spark, tables: list[str]) -> dict[str, list[str]]:
+    """Every row of `tables` as JSON, sorted, by table: one statement for all of them, since each statement over Thrift
+    is a round trip and a Spark job of its own."""
+    sql = " union all ".join(f"select '{table}', to_json(struct(*)) from {table}" for table in tables)
     if hasattr(cursor_or_spark, "execute"):
+        cursor_or_spark.arraysize = 100_000  # PyHive fetches 1000 rows a round trip by default
         cursor_or_spark.execute(sql)
-        return sorted(row[0] for row in cursor_or_spark.fetchall())
-    return sorted(row[0] for row in cursor_or_spark.sql(sql).collect())
-
-
-def test_the_example_builds_on_the_cluster_with_the_local_contents(cluster, example, built, spark):
-    example.run("build", "--target", "cluster")
-    example.run("snapshot", "--target", "cluster")  # a second run: the existing Iceberg table is recognised
-    cursor = cluster.cursor()
-    tables = model_tables(built)
-    assert "lakeplan.customer_360" in tables and "lakeplan.customer_order_status" in tables
-    for table in tables:
-        assert rows_as_json(cursor, table) == rows_as_json(spark, table), f"{table} differs between targets"
-
-    # The work ran on the workers' executors, not in one process.
-    api = f"http://127.0.0.1:{DRIVER_UI}/api/v1/applications"
-    [application] = json.load(urllib.request.urlopen(api))
-    executors = json.load(urllib.request.urlopen(f"{api}/{application['id']}/executors"))
-    busy = [e for e in executors if e["id"] != "driver" and e["totalTasks"] > 0]
-    assert len(busy) >= 2, executors
+        rows = cursor_or_spark.fetchall()
+    else:
+        rows = cursor_or_spark.sql(sql).collect()
+    by_table: dict[str, list[str]] = {table: [] for table in tables}
+    for table, row in rows:
+        by_table[table].append(row)
+    return {table: sorted(table_rows) for table, table_rows in by_table.items()}
 
 
 def test_snapshots_close_and_open_versions_on_the_cluster(cluster, make_project):
@@ -55,8 +46,7 @@ def test_snapshots_close_and_open_versions_on_the_cluster(cluster, make_project)
     cursor.execute("drop schema if exists lakeplan_cluster_snapshots cascade")  # the cluster keeps its metastore
     for people in (parity.PEOPLE_V1, parity.PEOPLE_V2, parity.PEOPLE_V3):
         write_files(project.path, {"seeds/people.csv": people})
-        project.run("seed", "--full-refresh", "--target", "cluster")
-        project.run("snapshot", "--target", "cluster")
+        project.run("build", "--full-refresh", "--target", "cluster")  # the seed, then the snapshots of it
     for strategy in ("check", "timestamp"):
         cursor.execute(f"select id, tier, dbt_valid_to is null from lakeplan_cluster_snapshots.people_{strategy}")
         assert sorted(tuple(row) for row in cursor.fetchall()) == parity.SNAPSHOT_HISTORY, strategy
@@ -110,3 +100,36 @@ def test_a_failed_statement_on_the_cluster_is_one_sentence(cluster, make_project
         assert wrapping not in shown
     assert "NULL primary key (id) in model `null_key` (op column `_op`)" in shown
     assert "[TABLE_OR_VIEW_NOT_FOUND]" in shown and "no_such_table" in shown
+
+
+@pytest.fixture(scope="module")
+def example_on_cluster(cluster, example):
+    """The example's models, seed and snapshot built on the cluster. Its data tests run in a test of their own: the
+    whole `dbt build` took longer than one test may (test_the_examples_data_tests_pass_on_the_cluster)."""
+    example.run("build", "--target", "cluster", "--exclude-resource-type", "test")
+    return cluster
+
+
+def test_the_example_builds_on_the_cluster_with_the_local_contents(example_on_cluster, built, spark):
+    tables = model_tables(built)
+    assert "lakeplan.customer_360" in tables and "lakeplan.customer_order_status" in tables
+    on_cluster, local = contents(example_on_cluster.cursor(), tables), contents(spark, tables)
+    for table in tables:
+        assert on_cluster[table] == local[table], f"{table} differs between targets"
+
+
+def test_the_examples_data_tests_pass_on_the_cluster(example_on_cluster, example):
+    example.run("test", "--target", "cluster")
+
+
+def test_a_second_snapshot_on_the_cluster_recognises_its_iceberg_table(example_on_cluster, example):
+    example.run("snapshot", "--target", "cluster")
+
+
+def test_the_example_build_ran_on_the_workers_executors(example_on_cluster):
+    """The work ran on the workers' executors, not in one process."""
+    api = f"http://127.0.0.1:{DRIVER_UI}/api/v1/applications"
+    [application] = json.load(urllib.request.urlopen(api))
+    executors = json.load(urllib.request.urlopen(f"{api}/{application['id']}/executors"))
+    busy = [e for e in executors if e["id"] != "driver" and e["totalTasks"] > 0]
+    assert len(busy) >= 2, executors

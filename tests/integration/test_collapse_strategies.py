@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.conftest import REPO, snapshots
+from tests.conftest import REPO, given, snapshots
 from tests.integration.test_merge_rules import by_step
 from tests.integration.test_partial_update import member, rows, target_yml
 
@@ -29,9 +29,9 @@ MIXED = {
         "select cast(1 as bigint) as id, map('y', 2) as d, cast(null as array<int>) as g, "
         "cast(2.50 as decimal(5,2)) as h, cast(null as string) as t")),
     # one column: collapses column by column
-    "models/single_c.sql": member("wide", "select cast(3 as bigint) as id, {{ var('c', 3.5) }} as c"),
+    "models/single_c.sql": member("wide", f"select cast(3 as bigint) as id, {given('c', 3.5)} as c"),
     # e has two writers (order-free: max): column by column; f is the second member's alone, one column: no pack
-    "models/two_e1.sql": member("wide", "select cast(1 as bigint) as id, cast({{ var('e', 7) }} as bigint) as e"),
+    "models/two_e1.sql": member("wide", f"select cast(1 as bigint) as id, cast({given('e', 7)} as bigint) as e"),
     "models/two_e2.sql": member("wide", "select cast(4 as bigint) as id, cast(8 as bigint) as e, "
                                 "cast(9 as bigint) as f"),
 }
@@ -58,7 +58,7 @@ def mixed(make_project, spark):
 
 def test_packed_and_per_column_groups_leave_the_per_column_rows(mixed, spark):
     assert rows(spark, "lakeplan_collapse.wide") == FIRST
-    mixed.run("run", "--vars", "{step: 2, c: 4.5, e: 70}")
+    mixed.run("run", step=2, c=4.5, e=70)
     assert rows(spark, "lakeplan_collapse.wide") == SECOND
 
 
@@ -77,8 +77,8 @@ GUARDS = {
     "models/guarded.yml": target_yml("guarded", {"id": "bigint", "a": "int", "b": "int", "c": "int"}),
     "models/packed.sql": member("guarded", by_step(
         "select cast(1 as bigint) as id, 1 as a, 2 as b",
-        "select cast({{ var('key', 1) }} as bigint) as id, {{ var('a', 1) }} as a, 2 as b "
-        "union all select cast({{ var('second', 5) }} as bigint) as id, 3 as a, 4 as b")),
+        f"select cast({given('key', 1)} as bigint) as id, {given('a', 1)} as a, 2 as b "
+        f"union all select cast({given('second', 5)} as bigint) as id, 3 as a, 4 as b")),
     "models/other.sql": member("guarded", "select cast(1 as bigint) as id, 9 as c"),
 }
 
@@ -92,21 +92,21 @@ def guarded(make_project, spark):
 
 
 @pytest.mark.parametrize(
-    "step_vars, message",
+    "values, message",
     [
-        ("{step: 2, second: 1}", "Member `packed` of `guarded` sends more than one row for the key {\"id\":1}, and "
+        ({"step": 2, "second": 1}, "Member `packed` of `guarded` sends more than one row for the key {\"id\":1}, and "
                                  "without `sequence_by` lakeplan cannot tell which one is last. `guarded` is "
                                  "unchanged. Fix: send one row per key from `packed`, or set its `sequence_by`"),
-        ("{step: 2, key: 'null'}", "NULL primary key (id) in member `packed` of `guarded`"),
-        ("{step: 2, a: \"'12abc'\"}", "lakeplan: member `packed` of `guarded` sends in column `a` the value 12abc, "
+        ({"step": 2, "key": "null"}, "NULL primary key (id) in member `packed` of `guarded`"),
+        ({"step": 2, "a": "'12abc'"}, "lakeplan: member `packed` of `guarded` sends in column `a` the value 12abc, "
                                       "which int cannot hold; this write stopped and committed nothing."),
     ],
     ids=["duplicate_rows", "null_key", "lossy_cast"],
 )
-def test_a_packed_member_keeps_every_guard(guarded, spark, step_vars, message):
+def test_a_packed_member_keeps_every_guard(guarded, spark, values, message):
     table = "lakeplan_collapse_guards.guarded"
     before = snapshots(spark, table)
-    log = guarded.fail("run", "--vars", step_vars)
+    log = guarded.fail("run", **values)
     assert message in log
     assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, 1, 2, 9)])
 
@@ -118,7 +118,7 @@ def test_a_packed_sum_still_refuses_an_overflow(make_project, spark):
                                                       "note": "string"},
                                          rules={"total": "sum"}),
         "models/adds.sql": member("counter", "select cast(1 as bigint) as id, "
-                                  "cast({{ var('add', '999.00') }} as decimal(5,2)) as total, 'x' as label"),
+                                  f"cast({given('add', '999.00')} as decimal(5,2)) as total, 'x' as label"),
         "models/more.sql": member("counter", "select cast(2 as bigint) as id, 'y' as note"),
     })  # fmt: skip
     table = "lakeplan_collapse_sum.counter"
@@ -126,13 +126,13 @@ def test_a_packed_sum_still_refuses_an_overflow(make_project, spark):
     statement = (project.path / "target" / "run" / "lakeplan" / "models" / "counter.sql").read_text()
     assert "collapse packed: member `adds`" in statement
     before = snapshots(spark, table)
-    log = project.fail("run", "--vars", "{add: 5.00}")
+    log = project.fail("run", add="5.00")
     assert (
         "lakeplan: `counter`.`total` (merge rule sum) would become 999.00 + 5.00 for key {\"id\":1}, which "
         "decimal(5,2) cannot hold; this write stopped and committed nothing. Fix: widen `total`'s data_type in `counter`'s YAML"
     ) in log
     assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, Decimal("999.00"), "x", None), (2, None, None, "y")])
-    project.run("run", "--vars", "{add: -9.00}")
+    project.run("run", add="-9.00")
     assert rows(spark, table) == [(1, Decimal("990.00"), "x", None), (2, None, None, "y")]
 
 

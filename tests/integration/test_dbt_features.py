@@ -118,12 +118,20 @@ sources:
   - name: cdc
     schema: lakeplan_{name}
     tables:
-      - name: changes
+"""
+CHANGELOG_TABLE = """      - name: {table}
         meta: {{changelog_mode: all, primary_key: [id], sequence_by: seq, op_column: op}}
 """
+
+
+def changelog_source(name, tables=("changes",)):
+    """Source `cdc` in schema lakeplan_<name>: changelog tables (Flink's op codes, ordered by `seq`)."""
+    return CHANGELOG_SOURCE.format(name=name) + "".join(CHANGELOG_TABLE.format(table=table) for table in tables)
+
+
 EMPTY = {
     "seeds/changes.csv": CHANGES,
-    "models/sources.yml": CHANGELOG_SOURCE.format(name="empty"),
+    "models/sources.yml": changelog_source("empty"),
     # an upsert over a real changelog source, read through scan_source (whose column check describes the table)
     "models/current.sql": (
         "{{ config(materialized='upsert', unique_key='id', sequence_by='seq', op_column='op') }}\n"
@@ -164,7 +172,7 @@ def test_empty_builds_every_model_and_writes_no_existing_table(make_project, spa
 SCHEMA_CHANGE_SQL = (
     "{{{{ config(materialized='upsert', unique_key='id', sequence_by='seq', op_column='op', "
     "on_schema_change='{setting}') }}}}\n"
-    "select * from {{{{ source('cdc', 'changes') }}}} where batch = {{{{ var('batch', 1) }}}}"
+    "select * from {{{{ source('cdc', '{table}') }}}} where batch = {{{{ var('batch', 1) }}}}"
 )
 SCHEMA_CASES = {  # the upsert's rows (batch, id, seq, ...) after the changed source's batch 2
     "ignore": [(1, 2, 1, "b"), (2, 1, 3, "c")],  # `extra` is not written
@@ -173,35 +181,48 @@ SCHEMA_CASES = {  # the upsert's rows (batch, id, seq, ...) after the changed so
 }
 
 
-@pytest.mark.parametrize("setting", ["ignore", "append_new_columns", "sync_all_columns", "fail"])
-def test_on_schema_change_applies_to_an_upsert(make_project, spark, setting):
-    name = f"schema_{setting}"
-    project = make_project(name, {
-        "seeds/changes.csv": "batch,id,op,seq,val\n1,1,+I,1,a\n1,2,+I,1,b\n",
-        "models/sources.yml": CHANGELOG_SOURCE.format(name=name),
-        "models/current.sql": SCHEMA_CHANGE_SQL.format(setting=setting),
-    })  # fmt: skip
-    source, relation = f"lakeplan_{name}.changes", f"lakeplan_{name}.current"
+SCHEMA_SETTINGS = ["ignore", "append_new_columns", "sync_all_columns", "fail"]
+
+
+@pytest.fixture(scope="module")
+def schema_changes(make_project, spark):
+    """An upsert `current_<setting>` per on_schema_change setting over its own changelog source, whose batch 2 adds
+    `extra` (and drops `val` for sync_all_columns): one project, one seed, one run of batch 1 and one of batch 2
+    for all four (a project per setting cost a parse and three dbt calls each). Returns the batch-2 run's log and
+    each upsert's snapshots before it."""
+    files = {"models/sources.yml": changelog_source("schema_change", [f"changes_{s}" for s in SCHEMA_SETTINGS])}
+    for setting in SCHEMA_SETTINGS:
+        files[f"seeds/changes_{setting}.csv"] = "batch,id,op,seq,val\n1,1,+I,1,a\n1,2,+I,1,b\n"
+        files[f"models/current_{setting}.sql"] = SCHEMA_CHANGE_SQL.format(setting=setting, table=f"changes_{setting}")
+    project = make_project("schema_change", files)
     project.run("seed")
     project.run("run")
-    spark.sql(f"alter table {source} add columns (extra string)")
-    if setting == "sync_all_columns":
-        spark.sql(f"alter table {source} drop column val")
-        spark.sql(f"insert into {source} (batch, id, op, seq, extra) values (2, 1, '+U', 3, 'new')")
-    else:
-        spark.sql(f"insert into {source} values (2, 1, '+U', 3, 'c', 'new')")
-    before = snapshots(spark, relation)
+    for setting in SCHEMA_SETTINGS:
+        source = f"lakeplan_schema_change.changes_{setting}"
+        spark.sql(f"alter table {source} add columns (extra string)")
+        if setting == "sync_all_columns":
+            spark.sql(f"alter table {source} drop column val")
+            spark.sql(f"insert into {source} (batch, id, op, seq, extra) values (2, 1, '+U', 3, 'new')")
+        else:
+            spark.sql(f"insert into {source} values (2, 1, '+U', 3, 'c', 'new')")
+    before = {setting: snapshots(spark, f"lakeplan_schema_change.current_{setting}") for setting in SCHEMA_SETTINGS}
+    return project.fail("run", "--vars", "{batch: 2}"), before  # current_fail fails, the others write
+
+
+@pytest.mark.parametrize("setting", SCHEMA_SETTINGS)
+def test_on_schema_change_applies_to_an_upsert(schema_changes, spark, setting):
+    log, before = schema_changes
+    relation = f"lakeplan_schema_change.current_{setting}"
     if setting == "fail":
-        log = project.fail("run", "--vars", "{batch: 2}")
-        assert (f"model `current` has on_schema_change: fail, and its query no longer matches its table {relation} "
-                "(new `extra` string); nothing was written. Fix: set on_schema_change to append_new_columns, which "
-                "keeps every stored column, or rebuild the table") in log  # fmt: skip
+        assert ("model `current_fail` has on_schema_change: fail, and its query no longer matches its table "
+                f"{relation} (new `extra` string); nothing was written. Fix: set on_schema_change to "
+                "append_new_columns, which keeps every stored column, or rebuild the table") in log  # fmt: skip
         assert "or sync_all_columns" not in log  # it would drop a column the query no longer selects
-        assert snapshots(spark, relation) == before and rows(spark, relation) == [(1, 1, 1, "a"), (1, 2, 1, "b")]
+        assert snapshots(spark, relation) == before[setting]
+        assert rows(spark, relation) == [(1, 1, 1, "a"), (1, 2, 1, "b")]
         return
-    project.run("run", "--vars", "{batch: 2}")
     assert rows(spark, relation) == SCHEMA_CASES[setting]
-    assert snapshots(spark, relation) == before + 1
+    assert snapshots(spark, relation) == before[setting] + 1
 
 
 def test_on_schema_change_where_it_cannot_apply_is_said_at_parse(make_project):
@@ -224,8 +245,8 @@ def test_on_schema_change_where_it_cannot_apply_is_said_at_parse(make_project):
 def test_sync_all_columns_refuses_a_type_iceberg_cannot_change_in_place(make_project, spark):
     project = make_project("schema_retype", {
         "seeds/changes.csv": "batch,id,op,seq,val\n1,1,+I,1,a\n",
-        "models/sources.yml": CHANGELOG_SOURCE.format(name="schema_retype"),
-        "models/current.sql": SCHEMA_CHANGE_SQL.format(setting="sync_all_columns"),
+        "models/sources.yml": changelog_source("schema_retype"),
+        "models/current.sql": SCHEMA_CHANGE_SQL.format(setting="sync_all_columns", table="changes"),
     })  # fmt: skip
     source, relation = "lakeplan_schema_retype.changes", "lakeplan_schema_retype.current"
     project.run("seed")

@@ -2,8 +2,12 @@
 
 import subprocess
 
+import pytest
 
 from tests.conftest import REPO, model_tables, snapshots
+
+DAILY_HISTORY = "select snapshot_id, parent_id from lakeplan.fct_daily_revenue.history order by made_current_at"
+DAILY_ROWS = "select * from lakeplan.fct_daily_revenue order by order_date"
 
 
 def test_every_table_is_an_iceberg_table_with_snapshots(built, spark):
@@ -20,25 +24,44 @@ def test_sources_are_the_generated_tpch_data(built, spark):
     assert spark.sql("select count(*) from lakeplan.dim_customer").first()[0] == 1500
 
 
-def test_second_run_merges_into_the_existing_incremental_table(built, example, spark):
-    history = "select snapshot_id, parent_id from lakeplan.fct_daily_revenue.history order by made_current_at"
-    before = spark.sql(history).collect()
-    rows_before = spark.sql("select * from lakeplan.fct_daily_revenue order by order_date").collect()
+def contents(spark, build_result) -> dict:
+    """Every table a build wrote, with its rows."""
+    tables = model_tables(build_result)
+    return {table: sorted(map(tuple, spark.sql(f"select * from {table}").collect())) for table in tables}
 
-    _, log = example.invoke("run", "--select", "fct_daily_revenue")
 
-    after = spark.sql(history).collect()
+@pytest.fixture(scope="module")
+def rebuilt(built, example, spark):
+    """A second `dbt build` of the example on unchanged inputs, data tests included, with fct_daily_revenue's history
+    and rows and every table's contents before it, and its result and log."""
+    before = {"history": spark.sql(DAILY_HISTORY).collect(), "rows": spark.sql(DAILY_ROWS).collect(),
+              "contents": contents(spark, built)}  # fmt: skip
+    result, log = example.invoke("build")
+    return before, result, log
+
+
+def test_second_run_merges_into_the_existing_incremental_table(rebuilt, spark):
+    before, result, log = rebuilt
+    after = spark.sql(DAILY_HISTORY).collect()
     # The table was not re-created: its history is the old one plus exactly one new snapshot,
     # and that snapshot is the MERGE (Iceberg records a row-level MERGE as an overwrite).
-    assert after[: len(before)] == before
-    assert len(after) == len(before) + 1 and after[-1].parent_id == before[-1].snapshot_id
+    assert after[: len(before["history"])] == before["history"]
+    assert len(after) == len(before["history"]) + 1 and after[-1].parent_id == before["history"][-1].snapshot_id
     operation = spark.sql(
         f"select operation from lakeplan.fct_daily_revenue.snapshots where snapshot_id = {after[-1].snapshot_id}"
     ).first()[0]
     assert operation == "overwrite"
     assert "merge into lakeplan.fct_daily_revenue" in log
     # Unchanged inputs: merging the recomputed days changes no value.
-    assert spark.sql("select * from lakeplan.fct_daily_revenue order by order_date").collect() == rows_before
+    assert spark.sql(DAILY_ROWS).collect() == before["rows"]
+
+
+def test_a_second_build_on_unchanged_inputs_changes_no_table(rebuilt, built, spark):
+    before, result, log = rebuilt
+    assert result.success, log[-3000:]
+    assert contents(spark, built) == before["contents"]
+    for table, key in [("lakeplan.customer_360", "customer_key"), ("lakeplan.customer_order_status", "customer_key")]:
+        assert spark.sql(f"select count(*) = count(distinct {key}) from {table}").first()[0]
 
 
 def test_parse_prints_no_deprecation_warnings(example):
@@ -80,34 +103,43 @@ def test_customer_360_is_written_by_two_groups(built, spark):
     assert row["status_seq"] == latest
 
 
-def test_a_second_build_on_unchanged_inputs_changes_no_table(built, example, spark):
-    def contents():
-        return {table: sorted(map(tuple, spark.sql(f"select * from {table}").collect())) for table in model_tables(built)}
-
-    before = contents()
-    example.run("build")
-    after = contents()
-    assert after == before
-    for table, key in [("lakeplan.customer_360", "customer_key"), ("lakeplan.customer_order_status", "customer_key")]:
-        assert spark.sql(f"select count(*) = count(distinct {key}) from {table}").first()[0]
-
-
-def test_editing_a_seed_value_updates_customer_360_without_a_state_mismatch(built, example, spark):
+def test_an_edited_seed_value_and_an_added_member_update_customer_360_without_a_rebuild(built, example, spark):
     """Issue 16, case 5: one value of market_segments.csv is data; customer_360 used to be refused, blaming the
-    unchanged c360_profile, after the seed and dim_customer were already rebuilt."""
+    unchanged c360_profile, after the seed and dim_customer were already rebuilt. Issue 16: adding a member is
+    compatible with the table's state (its own new column); the table is written by MERGE, every snapshot it had stays
+    an ancestor of the current one (a rebuild would start a new history). One build puts the seed and the table back."""
     seed = REPO / "seeds" / "market_segments.csv"
-    original = seed.read_text()
-    owners = "select distinct segment_owner from lakeplan.customer_360 where market_segment = 'MACHINERY'"
-    before = snapshots(spark, "lakeplan.customer_360")
+    folder = REPO / "models" / "marts" / "customer_360"
+    schema_file, member_file = folder / "_customer_360.yml", folder / "c360_loyalty.sql"
+    originals = {seed: seed.read_text(), schema_file: schema_file.read_text()}
+    table = "lakeplan.customer_360"
+    owners = f"select distinct segment_owner from {table} where market_segment = 'MACHINERY'"
+    ancestors = f"select snapshot_id from {table}.history where is_current_ancestor"
+    before = snapshots(spark, table)
     try:
-        seed.write_text(original.replace("MACHINERY,industrial team,1", "MACHINERY,machines team,1"))
+        seed.write_text(originals[seed].replace("MACHINERY,industrial team,1", "MACHINERY,machines team,1"))
         example.run("build", "-s", "market_segments+")
         assert [row[0] for row in spark.sql(owners).collect()] == ["machines team"]
-        assert snapshots(spark, "lakeplan.customer_360") == before + 2  # its two groups' MERGEs, no rebuild
+        assert snapshots(spark, table) == before + 2  # its two groups' MERGEs, no rebuild
+
+        history = {row[0] for row in spark.sql(ancestors).collect()}
+        schema_file.write_text(originals[schema_file].replace(
+            "    columns:\n      - name: customer_key\n",
+            "    columns:\n      - {name: loyalty_tier, data_type: string}\n      - name: customer_key\n", 1))
+        member_file.write_text("{{ config(partial_update_target='customer_360') }}\n"
+                               "select customer_key, case when customer_key % 2 = 0 then 'gold' else 'silver' end"
+                               " as loyalty_tier from {{ ref('stg_customer') }}\n")  # fmt: skip
+        example.run("run", "-s", "customer_360")
+        assert history <= {row[0] for row in spark.sql(ancestors).collect()}  # no rebuild: the old history stays
+        tiers = spark.sql(f"select loyalty_tier, count(*) from {table} group by 1 order by 1").collect()
+        assert [tuple(row) for row in tiers] == [("gold", 750), ("silver", 750)]
     finally:
-        seed.write_text(original)
-        example.run("build", "-s", "market_segments+")
+        for path, text in originals.items():
+            path.write_text(text)
+        member_file.unlink(missing_ok=True)
+        example.run("build", "-s", "market_segments+", "--full-refresh")  # the seed's value, and no member's column
     assert [row[0] for row in spark.sql(owners).collect()] == ["industrial team"]
+    assert "loyalty_tier" not in spark.table(table).columns
 
 
 def test_a_command_that_reads_no_tpch_source_stages_none(example, spark):
@@ -116,30 +148,3 @@ def test_a_command_that_reads_no_tpch_source_stages_none(example, spark):
     assert not spark.catalog.tableExists("tpch.region")  # the example's on-run-start hook ran no statement for it
     example.run("run", "--select", "stg_region")
     assert spark.sql("select count(*) from tpch.region").first()[0] == 5
-
-
-def test_a_member_added_to_customer_360_fills_its_columns_without_a_rebuild(built, example, spark):
-    """Issue 16: adding a member is compatible with the table's state (its own new column); the table is written
-    by MERGE, every snapshot it had stays an ancestor of the current one (a rebuild would start a new history)."""
-    folder = REPO / "models" / "marts" / "customer_360"
-    schema_file, member_file = folder / "_customer_360.yml", folder / "c360_loyalty.sql"
-    original = schema_file.read_text()
-    table = "lakeplan.customer_360"
-    history = {row[0] for row in spark.sql(f"select snapshot_id from {table}.history where is_current_ancestor").collect()}
-    try:
-        schema_file.write_text(original.replace(
-            "    columns:\n      - name: customer_key\n",
-            "    columns:\n      - {name: loyalty_tier, data_type: string}\n      - name: customer_key\n", 1))
-        member_file.write_text("{{ config(partial_update_target='customer_360') }}\n"
-                               "select customer_key, case when customer_key % 2 = 0 then 'gold' else 'silver' end"
-                               " as loyalty_tier from {{ ref('stg_customer') }}\n")  # fmt: skip
-        example.run("run", "-s", "customer_360")
-        ancestors = {row[0] for row in spark.sql(f"select snapshot_id from {table}.history where is_current_ancestor").collect()}
-        assert history <= ancestors  # no rebuild: the old snapshots are still the table's history
-        tiers = spark.sql(f"select loyalty_tier, count(*) from {table} group by 1 order by 1").collect()
-        assert [tuple(row) for row in tiers] == [("gold", 750), ("silver", 750)]
-    finally:
-        schema_file.write_text(original)
-        member_file.unlink(missing_ok=True)
-        example.run("run", "-s", "customer_360", "--full-refresh")
-    assert "loyalty_tier" not in spark.table(table).columns

@@ -256,3 +256,23 @@ def test_width_widens_the_cells_of_the_table(project, capsys):
     explain(project, "--select", "wide", "--width", "0")
     wide = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("wide "))
     assert "..." not in wide
+
+
+def test_a_model_over_an_input_not_built_yet_says_so_and_how_to_build_it(make_project, capsys):
+    # a newcomer's explain before `make run`: Spark's TABLE_OR_VIEW_NOT_FOUND named no model and no fix
+    unbuilt = make_project("explain_unbuilt", {
+        "models/changes.sql": "{{ config(materialized='view') }}\nselect 1 as id, 'a' as v",
+        "models/current.sql": "{{ config(materialized='upsert', unique_key='id') }}\nselect * from {{ ref('changes') }}",
+        "models/totals.sql": "{{ config(materialized='table') }}\nselect id, count(*) as n from {{ ref('changes') }} group by id",
+    })
+    code, report, models = explain(unbuilt)
+    # a table's EXPLAIN answered Spark's refusal as its plan: 0 shuffles and no error were shown (a new-user trial)
+    assert models["totals"]["shuffles"] is None and all("plan" not in s for s in models["totals"]["statements"])
+    assert "reads `changes` (lakeplan_explain_unbuilt.changes), which is not built yet" in models["totals"]["error"]
+    error = models["current"]["error"]
+    assert "reads `changes` (lakeplan_explain_unbuilt.changes), which is not built yet" in error, error
+    assert "Fix: build it first (`dbt build --select +current`), then run explain again." in error, error
+    assert "TABLE_OR_VIEW_NOT_FOUND" not in error and "\n" not in error
+    # the terminal says it once per model, without Spark's own sentence on a line of its own (a new-user trial)
+    shown = capsys.readouterr().out
+    assert shown.count("which is not built yet") == 2 and "TABLE_OR_VIEW_NOT_FOUND" not in shown, shown

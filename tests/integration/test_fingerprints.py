@@ -36,11 +36,22 @@ def files(materialized="view", parallelism=2, extra="", policy=""):
     }
 
 
-@pytest.fixture
-def project(make_project):
+@pytest.fixture(scope="module")
+def seeded(make_project):
+    """One project and one seed for the module (a project and a seed per test cost a full parse and a seed each)."""
     dbt = make_project("prints", {"seeds/events.csv": "id,amount\n1,10\n2,20\n2,5\n", **files()})
     dbt.run("seed")
     return dbt
+
+
+@pytest.fixture
+def project(seeded, spark):
+    """The module's project as a new one is: the models of `files()` and none of their tables (a test edits them)."""
+    shutil.rmtree(seeded.path / "models")
+    write_files(seeded.path, files())
+    spark.sql(f"drop table if exists {SCHEMA}.totals")
+    spark.sql(f"drop view if exists {SCHEMA}.upstream")
+    return seeded
 
 
 def prints(project, *args):
@@ -81,8 +92,7 @@ def test_a_logic_change_upstream_changes_both_and_stops_the_incremental_model(pr
     v3_after, v2_after = both(project)
     assert v3_after["totals"] != v3["totals"] and v2_after["totals"] != v2["totals"]
 
-    project.run("run", "--select", "upstream")
-    log = project.fail("run", "--select", "totals")
+    log = project.fail("run", "--select", "upstream", "totals")  # upstream is rebuilt, totals stops
     assert "Compilation Error in model totals" in log
     assert f"the table records fingerprint {v3['totals']} (v3), its logic is now {v3_after['totals']} (v3)" in log
     assert "What changed: `model.lakeplan.upstream` changed its own SQL, columns or configs." in log
@@ -135,26 +145,49 @@ def test_the_sql_cache_gives_the_same_fingerprints_and_keeps_only_current_entrie
     assert len(json.loads(cache.read_text())) == len(entries)  # the old upstream entry is gone
 
 
-@pytest.mark.parametrize("case", ["two_models", "member_reads_its_target"])
-def test_a_ref_cycle_is_dbts_cycle_error_at_once(make_project, case):
-    """Issue 16, case 7: the fingerprints looped forever on a cycle (`dbt parse` never ended). dbt runs in a
-    subprocess with a time limit, so a hang fails this test instead of hanging the suite."""
-    models = {
-        "two_models": {"models/a.sql": "select * from {{ ref('b') }}", "models/b.sql": "select * from {{ ref('a') }}"},
-        "member_reads_its_target": {
-            "models/wide.sql": "{{ partial_update_target() }}",
-            "models/wide.yml": "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: id}\n"
-            "    columns: [{name: id, data_type: int}, {name: a, data_type: int}]\n",
-            "models/m.sql": "{{ config(partial_update_target='wide') }}\nselect id, a + 1 as a from {{ ref('wide') }}",
-        },
-    }[case]
-    project = make_project(f"cycle_{case}", models)
-    dbt = [sys.executable, "-m", "dbt.cli.main"]
-    parsed = subprocess.run([*dbt, "parse", "--project-dir", str(project.path)], capture_output=True, text=True, timeout=120)
-    assert parsed.returncode == 0, parsed.stdout  # as without the plugin: dbt parse does not look for cycles
-    listed = subprocess.run([*dbt, "ls", "--project-dir", str(project.path)], capture_output=True, text=True, timeout=120)
-    assert listed.returncode != 0
-    assert "Found a cycle: model.lakeplan." in listed.stdout + listed.stderr
+CYCLES = {
+    "two_models": {"models/a.sql": "select * from {{ ref('b') }}", "models/b.sql": "select * from {{ ref('a') }}"},
+    "member_reads_its_target": {
+        "models/wide.sql": "{{ partial_update_target() }}",
+        "models/wide.yml": "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: id}\n"
+        "    columns: [{name: id, data_type: int}, {name: a, data_type: int}]\n",
+        "models/m.sql": "{{ config(partial_update_target='wide') }}\nselect id, a + 1 as a from {{ ref('wide') }}",
+    },
+}
+# `dbt parse` and `dbt ls` of each project given, in one process (a dbt process per command cost its start-up each):
+# prints {project: {command: [succeeded, what dbt said]}}
+PARSE_AND_LIST = """
+import json, sys
+from dbt.cli.main import dbtRunner
+
+def said(command, path):
+    events = []
+    result = dbtRunner(callbacks=[events.append]).invoke([command, "--project-dir", path])
+    return [result.success, "\\n".join([event.info.msg for event in events] + [str(result.exception or "")])]
+
+print(json.dumps({path: {command: said(command, path) for command in ("parse", "ls")} for path in sys.argv[1:]}))
+"""
+
+
+@pytest.fixture(scope="module")
+def cycles(make_project):
+    """What dbt parse and dbt ls said on each project of CYCLES. dbt runs in a subprocess with a time limit, so a
+    hang fails the tests instead of hanging the suite."""
+    paths = {case: str(make_project(f"cycle_{case}", models).path) for case, models in CYCLES.items()}
+    done = subprocess.run([sys.executable, "-c", PARSE_AND_LIST, *paths.values()], capture_output=True, text=True,
+                          timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = json.loads(done.stdout.splitlines()[-1])
+    return {case: said[path] for case, path in paths.items()}
+
+
+@pytest.mark.parametrize("case", sorted(CYCLES, reverse=True))
+def test_a_ref_cycle_is_dbts_cycle_error_at_once(cycles, case):
+    """Issue 16, case 7: the fingerprints looped forever on a cycle (`dbt parse` never ended)."""
+    (parsed, parse_log), (listed, list_log) = cycles[case]["parse"], cycles[case]["ls"]
+    assert parsed, parse_log  # as without the plugin: dbt parse does not look for cycles
+    assert not listed
+    assert "Found a cycle: model.lakeplan." in list_log
 
 
 C360 = "models/marts/customer_360/"

@@ -3,17 +3,18 @@ removal run after the write when a threshold is crossed and not otherwise, or on
 `dbt run-operation lakeplan_maintain`; the table's rows and lakeplan's state in it (tags, recorded fingerprints,
 tombstones) are the same after them. Read from the tables and their metadata tables."""
 
-import json
+import functools
 import os
 import time
 
 import pytest
 
-from tests.conftest import JAVA_FRAME, write_files
+from tests.conftest import JAVA_FRAME, given, write_files
 from tests.integration.test_partial_update import member, rows, target_yml
 from tests.integration.test_tombstones import CHANGES
 
 HOOK = "{{ lakeplan.lakeplan_maintenance_hook() }}"
+N = given("n", 1)  # each run's value
 
 
 def operations(spark, table):
@@ -35,25 +36,33 @@ def recorded(spark, table):
     return properties, sorted(r.name for r in spark.sql(f"select name from {table}.refs").collect())
 
 
+def source(spark, schema, table, columns, rows):
+    """The source `raw.<table>` in `schema` holding only these rows (what a loader delivers between runs; not a seed,
+    whose load would be one more dbt node per run), and its YAML."""
+    spark.sql(f"create schema if not exists {schema}")
+    spark.sql(f"create table if not exists {schema}.{table} ({columns}) using iceberg")
+    spark.sql(f"insert overwrite {schema}.{table} values " + ", ".join(str(row) for row in rows))
+    return f"version: 2\nsources: [{{name: raw, schema: {schema}, tables: [{{name: {table}}}]}}]\n"
+
+
 def test_a_target_compacts_when_its_deleted_share_is_crossed_and_keeps_its_rows_and_tags(make_project, spark):
     """Merge-on-read target with a `sum`: each run's changed keys become position deletes; the write compacts once
     deletes reach 30% of the rows, not before; the `lakeplan_applied_*` tag survives compaction and expiry, so a
     rerun of the same input still adds nothing twice."""
     maintenance = {"deleted_share": 0.3, "small_files": 1000, "delete_files": 1000, "expire_after_hours": 0}
     project = make_project("maint_target", {
-        "seeds/visits.csv": "id,n\n1,1\n2,1\n3,1\n4,1\n",
         "models/wide.sql": "{{ partial_update_target() }}",
         "models/wide.yml": target_yml("wide", {"id": "bigint", "visits": "bigint"}, rules={"visits": "sum"},
                                       change_mode="merge_on_read", maintenance=maintenance),
-        "models/counts.sql": member("wide", "select id, n as visits from {{ ref('visits') }}"),
+        "models/counts.sql": member("wide", "select id, n as visits from {{ source('raw', 'visits') }}"),
     })  # fmt: skip
+    visits = functools.partial(source, spark, "lakeplan_maint_target", "visits", "id int, n int")
+    write_files(project.path, {"models/sources.yml": visits([(1, 1), (2, 1), (3, 1), (4, 1)])})
     table = "lakeplan_maint_target.wide"
-    project.run("seed")
     project.run("run")
     # 1 of 5 data rows deleted (20%): no compaction; 3 of 7 (43%): compaction, which applies every delete
-    for seed, share, compacts in [("id,n\n1,1\n", "20.0%", False), ("id,n\n2,1\n3,1\n", "42.9%", True)]:
-        (project.path / "seeds" / "visits.csv").write_text(seed)
-        project.run("seed")
+    for delivered, share, compacts in [([(1, 1)], "20.0%", False), ([(2, 1), (3, 1)], "42.9%", True)]:
+        visits(delivered)
         properties = recorded(spark, table)[0]
         _, log = project.invoke("run")
         assert ("replace" in operations(spark, table)) == compacts, share
@@ -81,7 +90,7 @@ def test_a_target_compacts_when_its_deleted_share_is_crossed_and_keeps_its_rows_
     assert rows(spark, table) == [(1, 2), (2, 2), (3, 2), (4, 1)]
 
 
-def test_lakeplan_maintain_maintains_an_upsert_that_never_compacts_on_write(make_project, spark, tmp_path):
+def test_lakeplan_maintain_maintains_an_upsert_that_never_compacts_on_write(make_project, spark):
     """`after_write: false`: the writes never compact or expire, however far past the thresholds; the run-operation
     does all of it, and removes an old orphan file in the table's own directory only: a new one (a write under way)
     and one in the tombstones' side table, whose directory starts with the table's name, stay."""
@@ -90,12 +99,11 @@ def test_lakeplan_maintain_maintains_an_upsert_that_never_compacts_on_write(make
         "seeds/changes.csv": CHANGES,
         "models/current.sql": "{{ config(materialized='upsert', unique_key='id', sequence_by='lsn', op_column='op', "
                               f"change_mode='merge_on_read', maintenance={maintenance!r}) }}}}\n"
-                              "select id, op, lsn, val from {{ ref('changes') }} where batch = {{ var('batch') }}",
+                              "select id, op, lsn, val from {{ ref('changes') }} where batch = " + given("batch", 1),
     })  # fmt: skip
     table, tombstones = "lakeplan_maint_upsert.current", "lakeplan_maint_upsert.current__lakeplan_tombstones"
-    project.run("seed")
     for batch in (1, 2, 3):
-        project.run("run", "--vars", f"{{batch: {batch}}}")
+        project.run("build" if batch == 1 else "run", batch=batch)  # the seed, with the first
         assert "lakeplan maintenance" not in project.shown
     assert "replace" not in operations(spark, table) and len(operations(spark, table)) == 3
     assert files(spark, table)[0] >= 2  # past the small files' threshold, not compacted
@@ -132,17 +140,17 @@ def test_lakeplan_maintain_maintains_an_upsert_that_never_compacts_on_write(make
 
 
 def test_an_incremental_model_compacts_through_its_post_hook(make_project, spark):
-    """dbt-spark's incremental: the post-hook runs its maintenance; appends add a file each, the third crosses 3."""
+    """dbt-spark's incremental: the post-hook runs its maintenance; appends add a file each, the second crosses 2."""
     project = make_project("maint_incremental", {"models/events.sql": (
         "{{ config(materialized='incremental', incremental_strategy='append', post_hook=\"" + HOOK + "\", "
-        "maintenance={'small_files': 3, 'expire_after_hours': none}) }}\nselect {{ var('n') }} as id")})  # fmt: skip
+        "maintenance={'small_files': 2, 'expire_after_hours': none}) }}\nselect " + N + " as id")})  # fmt: skip
     table = "lakeplan_maint_incremental.events"
-    for n in (1, 2, 3):
-        project.run("run", "--vars", f"{{n: {n}}}")
-        assert ("replace" in operations(spark, table)) == (n == 3), n
-    assert "rewrite_data_files (3 small data files (threshold 3)): " in project.shown
-    assert files(spark, table) == (1, 3, 0)
-    assert rows(spark, table) == [(1,), (2,), (3,)]
+    for n in (1, 2):
+        project.run("run", n=n)
+        assert ("replace" in operations(spark, table)) == (n == 2), n
+    assert "rewrite_data_files (2 small data files (threshold 2)): " in project.shown
+    assert files(spark, table) == (1, 2, 0)
+    assert rows(spark, table) == [(1,), (2,)]
 
 
 UPSERT = "{{ config(materialized='upsert', unique_key='id', maintenance=%s) }}\nselect 1 as id, '+I' as _op"
@@ -187,6 +195,12 @@ def test_maintenance_that_cannot_work_stops_the_parse(make_project, files, fragm
     assert "model `other` sets `maintenance: {'keep_snapshots': 0}`" in log
 
 
+@pytest.fixture(scope="module")
+def maint_select(make_project):
+    """One project (one parse) for every selection: lakeplan_maintain refuses them all, writing nothing."""
+    return make_project("maint_select", {"models/current.sql": UPSERT % "{}", "models/plain.sql": "select 1 as id"})
+
+
 UNKNOWN = ("lakeplan_maintain: select names `curent`, but this project has no enabled model of that name. Fix: select "
            "models with `maintenance` by name: current.")  # not `plain`, which has none
 WITHOUT = ("lakeplan_maintain: model `plain` has no `maintenance` settings, so lakeplan does not know its thresholds. "
@@ -203,9 +217,8 @@ NONE_SELECTED = ("lakeplan_maintain: select names no model, so nothing would be 
     ("{}", [NONE_SELECTED]),  # a scheduled job whose arguments lost the list: it did nothing, and said nothing
     ("{select: []}", [NONE_SELECTED]),
 ], ids=["unknown_model", "without_maintenance", "both", "no_select", "empty_select"])  # fmt: skip
-def test_lakeplan_maintain_refuses_a_selection_it_cannot_maintain(make_project, select, fragments):
-    project = make_project("maint_select", {"models/current.sql": UPSERT % "{}",
-                                            "models/plain.sql": "select 1 as id"})  # fmt: skip
+def test_lakeplan_maintain_refuses_a_selection_it_cannot_maintain(maint_select, select, fragments):
+    project = maint_select  # the module's one project
     # not DbtProject.fail: dbt's run-operation logs every error it catches with its Python stack at debug level
     result, log = project.invoke("run-operation", "lakeplan_maintain", "--args", select)
     assert not result.success and "lakeplan maintenance of" not in log
@@ -220,7 +233,7 @@ def test_expiry_keeps_the_snapshots_a_new_rows_reader_has_not_read(make_project,
     would stop on every run (its consumed snapshot expired)."""
     events = ("{{ config(materialized='incremental', incremental_strategy='append', post_hook=\"" + HOOK + "\", "
               "maintenance={'small_files': 1000, 'expire_after_hours': 0, 'keep_snapshots': 1}) }}\n"
-              "select {{ var('n') }} as id, 7 as customer")  # fmt: skip
+              "select " + N + " as id, 7 as customer")  # fmt: skip
     project = make_project("maint_readers", {
         "models/events.sql": events,
         "models/tally.sql": "{{ partial_update_target() }}",
@@ -231,8 +244,8 @@ def test_expiry_keeps_the_snapshots_a_new_rows_reader_has_not_read(make_project,
                                     "customer in {{ lakeplan.changed_keys(ref('events'), 'customer') }} group by 1"),
     })  # fmt: skip
     events_table, tally_table = "lakeplan_maint_readers.events", "lakeplan_maint_readers.tally"
-    for n in (1, 2, 3, 4):
-        project.run("run", "--vars", f"{{n: {n}}}")
+    for n in (1, 2, 3):  # the third run is the first whose expiry removes a snapshot
+        project.run("run", n=n)
         assert rows(spark, tally_table) == [(7, n, n)], n  # each event counted once
         # the events' maintenance ran before the tally read: it kept the snapshot the tally had consumed and the new
         # one, and expired the older ones
@@ -243,15 +256,17 @@ def test_expiry_keeps_the_snapshots_a_new_rows_reader_has_not_read(make_project,
 
 NESTED = ("{{ config(materialized='upsert', unique_key='id', change_mode='auto', maintenance=%s%s) }}\n"
           "select id, map('n', val) as counts, array(cast(val as string)) as labels, named_struct('v', val) as info, "
-          "'+I' as _op from {{ ref('updates') }}")
-# each batch's rows, the seed `updates` of that run: six rows, then one row changed per batch
+          "'+I' as _op from {{ source('raw', 'updates') }}")
+# each batch's rows, the source `updates` of that run: six rows, then one row changed per batch
 BATCHES = {1: [(i, 0) for i in range(1, 7)], 2: [(1, 2)], 3: [(2, 3)], 4: [(3, 4)]}
 
 
-def build_batch(project, batch, batches=BATCHES):
-    """`dbt build` with the seed holding that batch's rows."""
-    write_files(project.path, {"seeds/updates.csv": "id,val\n" + "".join(f"{i},{v}\n" for i, v in batches[batch])})
-    project.run("build")
+def run_batch(project, spark, table, batch, batches=BATCHES):
+    """`dbt run` of `table` with the source holding that batch's rows."""
+    schema = table.split(".")[0]
+    sources = source(spark, schema, "updates", "id int, val int", batches[batch])
+    write_files(project.path, {"models/sources.yml": sources})
+    project.run("run")
 
 
 def live_delete_files(spark, table):
@@ -272,7 +287,7 @@ def test_a_merge_on_read_upsert_with_map_and_array_columns_is_maintained(make_pr
     project = make_project("maint_nested", {"models/current.sql": NESTED % (maintenance, "")})
     table = "lakeplan_maint_nested.current"
     for batch in (1, 2, 3, 4):
-        build_batch(project, batch)
+        run_batch(project, spark, table, batch)
         if batch > 1:  # one row of the table's six changes: merge-on-read, counted against all six
             assert "lands its change merge-on-read (the inputs hold 1 rows against the table's 6, " in project.shown
         if batch == 3:  # 2 of 8 data rows deleted: 25.0%
@@ -297,7 +312,7 @@ def test_many_delete_files_of_a_table_with_a_map_column_are_applied_by_rewriting
     project = make_project("maint_nested_files", {"models/current.sql": NESTED % (maintenance, "")})
     table = "lakeplan_maint_nested_files.current"
     for batch in (1, 2, 3):
-        build_batch(project, batch, {**BATCHES, 3: [(1, 3)]})
+        run_batch(project, spark, table, batch, {**BATCHES, 3: [(1, 3)]})
     assert ("rewrite_data_files (2 delete files (threshold 2), applied: the table has a map or array column, on which "
             "rewrite_position_delete_files fails): ") in project.shown  # fmt: skip
     assert live_delete_files(spark, table) == 0
@@ -312,8 +327,8 @@ def test_maintenance_that_fails_after_the_write_is_reported_as_such_and_the_run_
     project = make_project("maint_fails", {
         "models/current.sql": NESTED % (maintenance, ", tblproperties={'gc.enabled': 'false'}")})
     table = "lakeplan_maint_fails.current"
-    build_batch(project, 1)
-    build_batch(project, 2)
+    run_batch(project, spark, table, 1)
+    run_batch(project, spark, table, 2)
     assert ("lakeplan maintenance of `current` failed after its write committed (the rows are written; only the upkeep "
             "stopped): expire_snapshots failed: ") in project.shown  # fmt: skip
     assert ("Fix: correct the cause, then run `dbt run-operation lakeplan_maintain --args '{select: current}'`; or set "

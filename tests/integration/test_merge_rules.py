@@ -1,18 +1,21 @@
 """Per-column merge rules and sequence groups (Paimon's aggregate functions and sequence-group) in the
-unioned partial-update write, against real Iceberg tables: one MERGE per group still does all of it."""
+unioned partial-update write, against real Iceberg tables: one MERGE per group still does all of it.
+
+The values a test changes between runs reach the members as `env_value`s, not --vars, which would make dbt parse
+the whole project again."""
 
 from datetime import date
 from decimal import Decimal
 
 import pytest
 
-from tests.conftest import snapshots
+from tests.conftest import env_value, given, snapshots
 from tests.integration.test_partial_update import member, rows, target_yml
 
 
 def by_step(first, second):
-    """A member query that sends `first` in run 1 (var step) and `second` after."""
-    return f"{{% if var('step', 1) == 1 %}}\n{first}\n{{% else %}}\n{second}\n{{% endif %}}"
+    """A member query that sends `first` in run 1 (value step) and `second` after."""
+    return f"{{% if {env_value('step', 1)} == '1' %}}\n{first}\n{{% else %}}\n{second}\n{{% endif %}}"
 
 
 def select(values):
@@ -70,7 +73,7 @@ def test_every_rule_against_the_stored_value_in_one_merge_and_without_reuse(make
 
     def run(step):
         before = snapshots(spark, table)
-        project.run("run", "--vars", f"{{step: {step}}}")
+        project.run("run", step=step)
         return snapshots(spark, table) - before
 
     assert run(1) == 1
@@ -79,10 +82,10 @@ def test_every_rule_against_the_stored_value_in_one_merge_and_without_reuse(make
     assert rows(spark, table) == AFTER_SECOND_RUN
 
     # reuse_sink_enabled: false — one MERGE per member, each against the stored value: same contents.
-    project.run("run", "--full-refresh", "--vars", "{step: 1, reuse_sink_enabled: false}")
+    project.run("run", "--full-refresh", "--vars", "{reuse_sink_enabled: false}", step=1)
     assert rows(spark, table) == AFTER_FIRST_RUN
     before = snapshots(spark, table)
-    project.run("run", "--vars", "{step: 2, reuse_sink_enabled: false}")
+    project.run("run", "--vars", "{reuse_sink_enabled: false}", step=2)
     assert snapshots(spark, table) - before == 4
     assert rows(spark, table) == AFTER_SECOND_RUN
 
@@ -101,10 +104,10 @@ def paimon_row(values):
 SEQUENCE_PROJECT = {
     "models/grouped.sql": "{{ partial_update_target() }}",
     "models/grouped.yml": target_yml("grouped", SEQUENCE_COLUMNS, sequence_groups=SEQUENCE_GROUPS),
-    # one write per run, selected by var step
-    "models/g_writer.sql": member(
-        "grouped", "\n".join(f"{{% if var('step', 1) == {i} %}}{paimon_row(w)}{{% endif %}}" for i, w in enumerate(PAIMON_WRITES, 1))
-    ),
+    # one write per run, selected by the value step
+    "models/g_writer.sql": member("grouped", "\n".join(
+        f"{{% if {env_value('step', 1)} == '{i}' %}}{paimon_row(w)}{{% endif %}}" for i, w in enumerate(PAIMON_WRITES, 1)
+    )),  # fmt: skip
     # the same three writes in one run, from three members without `sequence_by`: the groups order them
     "models/all_at_once.sql": "{{ partial_update_target() }}",
     "models/all_at_once.yml": target_yml("all_at_once", SEQUENCE_COLUMNS, sequence_groups=SEQUENCE_GROUPS),
@@ -114,49 +117,65 @@ SEQUENCE_PROJECT = {
 
 def test_sequence_groups_follow_paimons_example(make_project, spark):
     project = make_project("sequence_groups", SEQUENCE_PROJECT)
+    grouped, all_at_once = "lakeplan_sequence_groups.grouped", "lakeplan_sequence_groups.all_at_once"
     for step, expected in enumerate(PAIMON_RESULTS, 1):
-        project.run("run", "--vars", f"{{step: {step}}}")
-        assert rows(spark, "lakeplan_sequence_groups.grouped") == [expected]
-    assert rows(spark, "lakeplan_sequence_groups.all_at_once") == [PAIMON_RESULTS[-1]]
+        project.run("run", step=step)
+        assert rows(spark, grouped) == [expected]
+    assert rows(spark, all_at_once) == [PAIMON_RESULTS[-1]]
 
-    before = snapshots(spark, "lakeplan_sequence_groups.all_at_once")
-    project.run("run", "--vars", "{step: 3}")  # a rerun that changes nothing
-    assert rows(spark, "lakeplan_sequence_groups.grouped") == [PAIMON_RESULTS[-1]]
-    assert rows(spark, "lakeplan_sequence_groups.all_at_once") == [PAIMON_RESULTS[-1]]
-    assert snapshots(spark, "lakeplan_sequence_groups.all_at_once") == before + 1  # three members, one MERGE
+    before = snapshots(spark, all_at_once)
+    project.run("run", step=3)  # a rerun that changes nothing
+    assert rows(spark, grouped) == [PAIMON_RESULTS[-1]]
+    assert rows(spark, all_at_once) == [PAIMON_RESULTS[-1]]
+    assert snapshots(spark, all_at_once) == before + 1  # three members, one MERGE
 
 
 def changes(values):
     return select([dict(zip(["id", "op", "seq", "total", "note"], row)) for row in values])
 
 
-LEDGER = {
-    "models/ledger.sql": "{{ partial_update_target() }}",
-    "models/ledger.yml": target_yml(
-        "ledger", {"id": "bigint", "total": "bigint", "note": "string"}, rules={"total": "sum"},
-        partial_update_on_delete="{{ var('on_delete', 'ignore') }}",
-    ),  # fmt: skip
-    "models/ledger_changes.sql": member("ledger", by_step(
-        changes([(1, "'+I'", 1, 10, "'a'"), (2, "'+I'", 1, 3, "'b'"), (3, "'+I'", 1, 3, "'c'")]),
-        changes([(1, "'-U'", 2, 10, "'a'"), (1, "'+U'", 3, 17, "'a'"), (2, "'-D'", 2, 3, "'b'"), (3, "'+U'", 2, 4, "'c'"),
-                 (4, "'+I'", 1, 1, "'d1'"), (4, "'-D'", 2, 1, "'d1'"), (4, "'+I'", 3, 2, "'d2'")]),
-    ), op_column="op", sequence_by="seq"),  # fmt: skip
-}
+LEDGER_CHANGES = by_step(
+    changes([(1, "'+I'", 1, 10, "'a'"), (2, "'+I'", 1, 3, "'b'"), (3, "'+I'", 1, 3, "'c'")]),
+    changes([(1, "'-U'", 2, 10, "'a'"), (1, "'+U'", 3, 17, "'a'"), (2, "'-D'", 2, 3, "'b'"), (3, "'+U'", 2, 4, "'c'"),
+             (4, "'+I'", 1, 1, "'d1'"), (4, "'-D'", 2, 1, "'d1'"), (4, "'+I'", 3, 2, "'d2'")]),
+)  # fmt: skip
 # A retraction (-U/-D) takes its value back from a sum: 10 - 10 + 17; a -D under `ignore` keeps the row.
 RETRACTED = {
     "ignore": [(1, 17, "a"), (2, 0, "b"), (3, 7, "c"), (4, 2, "d2")],
     "remove_record": [(1, 17, "a"), (3, 7, "c"), (4, 2, "d2")],
 }
+# one ledger per partial_update_on_delete, each with its member of the same changes
+LEDGERS = {
+    file: text for on_delete in RETRACTED for file, text in {
+        f"models/ledger_{on_delete}.sql": "{{ partial_update_target() }}",
+        f"models/ledger_{on_delete}.yml": target_yml(
+            f"ledger_{on_delete}", {"id": "bigint", "total": "bigint", "note": "string"}, rules={"total": "sum"},
+            partial_update_on_delete=on_delete,
+        ),
+        f"models/ledger_{on_delete}_changes.sql": member(
+            f"ledger_{on_delete}", LEDGER_CHANGES, op_column="op", sequence_by="seq"
+        ),
+    }.items()
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def ledger_rows(make_project, spark):
+    """Each ledger's rows after the first run and after the second: both ledgers write in the same two runs."""
+    after = {on_delete: [] for on_delete in RETRACTED}
+    project = make_project("ledgers", LEDGERS)
+    for step in (1, 2):
+        project.run("run", step=step)
+        for on_delete in RETRACTED:
+            after[on_delete].append(rows(spark, f"lakeplan_ledgers.ledger_{on_delete}"))
+    return after
 
 
 @pytest.mark.parametrize("on_delete", sorted(RETRACTED))
-def test_retractions_take_back_their_value_from_a_sum(make_project, spark, on_delete):
-    project = make_project(f"ledger_{on_delete}", LEDGER)
-    table = f"lakeplan_ledger_{on_delete}.ledger"
-    project.run("run", "--vars", f"{{step: 1, on_delete: {on_delete}}}")
-    assert rows(spark, table) == [(1, 10, "a"), (2, 3, "b"), (3, 3, "c")]
-    project.run("run", "--vars", f"{{step: 2, on_delete: {on_delete}}}")
-    assert rows(spark, table) == RETRACTED[on_delete]
+def test_retractions_take_back_their_value_from_a_sum(ledger_rows, on_delete):
+    first, second = ledger_rows[on_delete]
+    assert first == [(1, 10, "a"), (2, 3, "b"), (3, 3, "c")]
+    assert second == RETRACTED[on_delete]
 
 
 # The rules Paimon has beyond the first nine, each one declaration in merge_rules.py.
@@ -183,13 +202,13 @@ PAIMON_RULES_PROJECT = {
         select([ordered_row([1, 1, 2, 5, "null", "null", "'x'", "map('a', 1)"]),
                 ordered_row([1, 2, 3, "null", "'a'", "'b'", "'y'", "map('a', 2, 'b', 1)"]),
                 ordered_row([4, 1, "null", "null", "'keep'", "'first'", "null", "null"])]),
-        select([ordered_row([1, 3, "{{ var('prod', 2) }}", 1, "null", "'d'", "'z'", "map('b', 5, 'c', 3)"]),
+        select([ordered_row([1, 3, given("prod", 2), 1, "null", "'d'", "'z'", "map('b', 5, 'c', 3)"]),
                 ordered_row([2, 1, "null", 4, "'e'", "'f'", "'w'", "map('x', 1)"])]),
     ), sequence_by="seq"),  # fmt: skip
     # Order-free rules: a second member writes the same columns without `sequence_by`.
     "models/free_writer.sql": member("paimon_rules", by_step(
         select([{"id": 1, "prod": 5, "n": 7}, {"id": 2, "prod": 4, "n": "null"}]),
-        select([{"id": 1, "prod": "{{ var('free_prod', 'null') }}", "n": "null"}, {"id": 3, "prod": 7, "n": 9},
+        select([{"id": 1, "prod": given("free_prod", "null"), "n": "null"}, {"id": 3, "prod": 7, "n": 9},
                 {"id": 4, "prod": 2, "n": "null"}]),
     )),  # fmt: skip
 }
@@ -214,30 +233,31 @@ def test_paimons_other_rules_against_the_stored_value_in_one_merge_and_without_r
     project = make_project("paimon_rules", PAIMON_RULES_PROJECT)
     table = "lakeplan_paimon_rules.paimon_rules"
 
-    def run(*extra):
-        before = snapshots(spark, table) if spark.catalog.tableExists(table) else 0
-        project.run("run", *extra)
+    def run(*extra, step):
+        before = snapshots(spark, table)
+        project.run("run", *extra, step=step)
         return snapshots(spark, table) - before
 
-    assert run("--vars", "{step: 1}") == 1
+    assert run(step=1) == 1
     assert rows(spark, table) == PAIMON_RULES_AFTER_FIRST_RUN
     before, stored = snapshots(spark, table), rows(spark, table)
     # a product that leaves int stops the write, naming the key: within the run, and against the stored 30
-    for extra, sentence in [
-        ("prod: 65536, free_prod: 65536", "(merge rule product): the product of this run's values for key {\"id\":1}"),
-        ("prod: 2147483647", "(merge rule product) would become 30 * 2147483647 for key {\"id\":1}"),
+    for products, sentence in [
+        ({"prod": 65536, "free_prod": 65536},
+         "(merge rule product): the product of this run's values for key {\"id\":1}"),
+        ({"prod": 2147483647}, "(merge rule product) would become 30 * 2147483647 for key {\"id\":1}"),
     ]:
-        log = project.fail("run", "--vars", f"{{step: 2, {extra}}}")
+        log = project.fail("run", step=2, **products)
         assert f"lakeplan: `paimon_rules`.`prod` {sentence}" in log
         assert "which int cannot hold; this write stopped and committed nothing." in log
         assert (snapshots(spark, table), rows(spark, table)) == (before, stored)
-    assert run("--vars", "{step: 2}") == 1  # two members, one unioned MERGE
+    assert run(step=2) == 1  # two members, one unioned MERGE
     assert rows(spark, table) == PAIMON_RULES_AFTER_SECOND_RUN
 
     # reuse_sink_enabled: false, one MERGE per member: the same contents.
-    project.run("run", "--full-refresh", "--vars", "{step: 1, reuse_sink_enabled: false}")
+    project.run("run", "--full-refresh", "--vars", "{reuse_sink_enabled: false}", step=1)
     assert rows(spark, table) == PAIMON_RULES_AFTER_FIRST_RUN
-    assert run("--vars", "{step: 2, reuse_sink_enabled: false}") == 2
+    assert run("--vars", "{reuse_sink_enabled: false}", step=2) == 2
     assert rows(spark, table) == PAIMON_RULES_AFTER_SECOND_RUN
 
 
@@ -253,8 +273,8 @@ HLL_PROJECT = {
                                               f"select 1 as id, {sketch(3, 4)} as visitors")),
     "models/app.sql": member("visits", by_step(f"select 1 as id, {sketch(2, 5)} as visitors union all "
                                               f"select 2 as id, {sketch(7)} as visitors", NOTHING)),
-    "models/imported.sql": member("visits", "select 3 as id, cast('{{ var(\"sketch\", \"\") }}' as binary) as visitors "
-                                            "where {{ var('sketch', '') != '' }}"),
+    "models/imported.sql": member("visits", f"select 3 as id, cast('{given('sketch', '')}' as binary) as visitors "
+                                            f"where {{{{ {env_value('sketch', '')} != '' }}}}"),
 }
 
 
@@ -265,13 +285,13 @@ def test_hll_sketches_union_across_members_and_runs(make_project, spark):
     def estimates():
         return sorted(tuple(r) for r in spark.sql(f"select id, hll_sketch_estimate(visitors) from {table}").collect())
 
-    project.run("run", "--vars", "{step: 1}")
+    project.run("run", step=1)
     assert estimates() == [(1, 4), (2, 1)]  # {1, 2, 3} and {2, 5} from two members in one write
-    project.run("run", "--vars", "{step: 2}")
+    project.run("run", step=2)
     assert estimates() == [(1, 5), (2, 1)]  # and {3, 4} against the stored sketch
     # a binary that is no sketch stops the write in lakeplan's words, not DataSketches' ("Illegal Family ID")
     before = snapshots(spark, table)
-    log = project.fail("run", "--vars", "{step: 2, sketch: not a sketch}")
+    log = project.fail("run", step=2, sketch="not a sketch")
     assert ("lakeplan: member `imported` of `visits` sends in column `visitors` a value that is not an HLL sketch (as "
             "Spark's `hll_sketch_agg` makes) for key {\"id\":3}; this write stopped and committed nothing. Fix: send an "
             "HLL sketch") in log  # fmt: skip
@@ -283,10 +303,11 @@ FLOATS_PROJECT = {
     "models/floats.sql": "{{ partial_update_target() }}",
     "models/floats.yml": target_yml("floats", {"id": "bigint", "p": "double", "s": "double", "c": "int"},
                                     rules={"p": "product", "s": "sum", "c": "sum"}),
-    "models/f_one.sql": member("floats", "select 1 as id, cast({{ var('p', 'null') }} as double) as p, "
-                                         "cast({{ var('s', 'null') }} as double) as s, cast({{ var('c', 'null') }} as int) as c"),
-    "models/f_two.sql": member("floats", "select 1 as id, cast({{ var('p2', 'null') }} as double) as p, "
-                                         "cast({{ var('c', 'null') }} as int) as c"),
+    "models/f_one.sql": member("floats", f"select 1 as id, cast({given('p', 'null')} as double) as p, "
+                                         f"cast({given('s', 'null')} as double) as s, "
+                                         f"cast({given('c', 'null')} as int) as c"),
+    "models/f_two.sql": member("floats", f"select 1 as id, cast({given('p2', 'null')} as double) as p, "
+                                         f"cast({given('c', 'null')} as int) as c"),
 }
 
 
@@ -295,17 +316,19 @@ def test_an_arithmetic_rule_that_overflows_stops_the_write_naming_the_key(make_p
     every overflow names the key."""
     project = make_project("float_rules", FLOATS_PROJECT)
     table = "lakeplan_float_rules.floats"
-    project.run("run", "--vars", "{p: 1e200, s: 1e308}")
+    project.run("run", p="1e200", s="1e308")
     before, stored = snapshots(spark, table), rows(spark, table)
     assert stored == [(1, 1e200, 1e308, None)]
-    for extra, sentence in [
-        ("p: 1e200", "`floats`.`p` (merge rule product) would become 1.0E200 * 1.0E200 for key {\"id\":1}"),
-        ("s: 1e308", "`floats`.`s` (merge rule sum) would become 1.0E308 + 1.0E308 for key {\"id\":1}"),
-        ("p: 1e200, p2: 1e200", "`floats`.`p` (merge rule product): the product of this run's values for key {\"id\":1}"),
+    for values, sentence in [
+        ({"p": "1e200"}, "`floats`.`p` (merge rule product) would become 1.0E200 * 1.0E200 for key {\"id\":1}"),
+        ({"s": "1e308"}, "`floats`.`s` (merge rule sum) would become 1.0E308 + 1.0E308 for key {\"id\":1}"),
+        ({"p": "1e200", "p2": "1e200"},
+         "`floats`.`p` (merge rule product): the product of this run's values for key {\"id\":1}"),
         # an int column's sum is a bigint until it is cast back: the error names the key there too
-        ("c: 2000000000", "`floats`.`c` (merge rule sum): this run's sum is 4000000000 for key {\"id\":1}, which int"),
+        ({"c": 2000000000},
+         "`floats`.`c` (merge rule sum): this run's sum is 4000000000 for key {\"id\":1}, which int"),
     ]:
-        log = project.fail("run", "--vars", f"{{{extra}}}")
+        log = project.fail("run", **values)
         assert f"lakeplan: {sentence}" in log and "cannot hold; this write stopped" in log
         assert (snapshots(spark, table), rows(spark, table)) == (before, stored)
 
@@ -316,22 +339,22 @@ def test_widening_a_column_as_the_overflow_error_says_keeps_the_stored_values(ma
     every stored value kept; a narrowing is still a change of logic."""
     project = make_project("widen_rules", FLOATS_PROJECT)
     table = "lakeplan_widen_rules.floats"
-    project.run("run", "--vars", "{s: 2.5, c: 1000000000}")
+    project.run("run", s=2.5, c=1000000000)
     assert rows(spark, table) == [(1, None, 2.5, 2000000000)]
-    assert "which int cannot hold" in project.fail("run", "--vars", "{c: 1000000000}")
+    assert "which int cannot hold" in project.fail("run", c=1000000000)
     wide = {"id": "bigint", "p": "double", "s": "double", "c": "bigint"}
     yml = project.path / "models/floats.yml"
     yml.write_text(target_yml("floats", wide, rules={"p": "product", "s": "sum", "c": "sum"}))
-    project.run("run", "--vars", "{c: 1000000000}")
+    project.run("run", c=1000000000)
     assert rows(spark, table) == [(1, None, 2.5, 4000000000)]
     assert dict(spark.table(table).dtypes)["c"] == "bigint"
     yml.write_text(target_yml("floats", {**wide, "c": "int"}, rules={"p": "product", "s": "sum", "c": "sum"}))
-    log = project.fail("run", "--vars", "{c: 1}")
+    log = project.fail("run", c=1)
     assert ("What changed: column `c` changed its type: the table stores bigint, the YAML declares int (accepting keeps "
             "bigint and writes only values it holds; --full-refresh stores int).") in log
     assert rows(spark, table) == [(1, None, 2.5, 4000000000)]
     # accepted, the narrowing keeps the wider stored column and says so; a stored value int cannot hold still stops
-    log = project.fail("run", "--vars", "{c: 1, lakeplan_accept_state: [floats]}")
+    log = project.fail("run", "--vars", "{lakeplan_accept_state: [floats]}", c=1)
     assert ("column `c` of partial-update target `floats` is stored as bigint, but its YAML now declares int: the "
             "table keeps bigint") in log  # fmt: skip
     assert "which int cannot hold; this write stopped" in log

@@ -1,7 +1,8 @@
 """Members that read only what is new (issue 30, item 1): `lakeplan.new_rows(source(...))` reads the rows an Iceberg
 input gained since the consuming table's last committed write, and that write records the input's snapshot, so
 every row is applied once. The reference is a twin target whose members read the inputs whole, rebuilt from
-scratch (`--full-refresh`) after every step: the incremental target must hold the same rows."""
+scratch (its config `full_refresh: true`) in the same run as every step: the incremental target must hold the same
+rows. The module's tests share one project; each starts on an empty schema."""
 
 import json
 import re
@@ -29,7 +30,8 @@ models:
       - {name: spent, data_type: bigint, meta: {merge: sum}}
       - {name: last_amount, data_type: bigint}
   - name: totals_whole
-    config: {unique_key: customer}
+    # rebuilt from scratch by every run that selects it: the reference, written beside `totals` in the same run
+    config: {unique_key: customer, full_refresh: true}
     columns: *columns
   - name: counts
     config: {unique_key: customer}
@@ -70,12 +72,18 @@ FILES = {
 }
 
 
+@pytest.fixture(scope="module")
+def new_rows_project(make_project):
+    """One project (one parse) for the module: each test starts it over on empty tables (`project`)."""
+    return make_project("new_rows", FILES)
+
+
 @pytest.fixture
-def project(make_project, spark):
-    dbt = make_project("new_rows", FILES)
-    spark.sql(f"create schema if not exists {SCHEMA}")
+def project(new_rows_project, spark):
+    spark.sql(f"drop schema if exists {SCHEMA} cascade")  # the tables an earlier test of the module wrote
+    spark.sql(f"create schema {SCHEMA}")
     spark.sql(f"create table {ORDERS} (id int, customer int, amount bigint) using iceberg")
-    return dbt
+    return new_rows_project
 
 
 def add_orders(spark, *rows):
@@ -99,27 +107,39 @@ def head(spark, table):
     return spark.sql(f"select snapshot_id from {SCHEMA}.{table}.refs where name = 'main'").collect()[0][0]
 
 
-def matches_a_whole_rebuild(project, spark):
-    project.run("run", "-s", "totals_whole", "--full-refresh")
+def matches_a_whole_rebuild(spark):
+    """`totals` holds what `totals_whole`, selected in the same run (and so rebuilt from scratch), holds."""
     return rows(spark, "totals") == rows(spark, "totals_whole")
 
 
-def test_new_rows_apply_each_row_once(project, spark):
+def test_new_rows_apply_each_row_once_and_empty_runs_read_and_record_nothing(project, spark):
+    """Each row an input gains is applied once. `--empty` renders every input as a query of no rows: new_rows reads
+    nothing and the write records nothing consumed, so the first real run after it reads every row; over existing
+    tables it writes nothing, and the real run after it reads what came before it."""
     add_orders(spark, (1, 10, 5), (2, 20, 7), (3, 10, 1))
-    project.run("run", "-s", "totals", "current")
+    project.run("run", "--empty", "-s", "totals", "current")  # creates both tables, empty
+    assert rows(spark, "totals") == [] and rows(spark, "current") == [] and consumed(spark, "totals") == {}
+    project.run("run", "-s", "totals", "totals_whole", "current")  # every row, since --empty recorded nothing
     assert consumed(spark, "totals") == {"lakeplan.consumed": {ORDERS: head(spark, "orders")}}
-    assert rows(spark, "totals") == [(10, 6, 1), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
+    assert rows(spark, "totals") == [(10, 6, 1), (20, 7, 7)] and matches_a_whole_rebuild(spark)
+
+    def written():
+        return snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current"), consumed(spark, "totals")
 
     add_orders(spark, (4, 20, 3), (5, 30, 9))
+    before = written()
+    project.run("run", "--empty", "-s", "totals", "current")
+    assert project.shown.count("NOT WRITTEN (--empty)") == 2
+    assert written() == before
     read = consumed(spark, "totals")["lakeplan.consumed"][ORDERS]
     code, report, models = explain(project, "--select", "totals")  # what the next run would read, before it runs
     assert code == 0 and models["totals"]["change"]["reads"] == {
         ORDERS_SOURCE: f"what is new: snapshots after {read} up to {head(spark, 'orders')}"}
-    result, log = project.invoke("run", "-s", "totals", "current")
+    result, log = project.invoke("run", "-s", "totals", "totals_whole", "current")  # orders 4 and 5, once
     # appends alone: Iceberg's incremental scan of the files they added, not its changelog (which sorts every row)
     assert result.success and "from lakeplan_new_rows_" in log and "using iceberg options (path" in log
     assert "create_changelog_view" not in log
-    assert rows(spark, "totals") == [(10, 6, 1), (20, 10, 3), (30, 9, 9)] and matches_a_whole_rebuild(project, spark)
+    assert rows(spark, "totals") == [(10, 6, 1), (20, 10, 3), (30, 9, 9)] and matches_a_whole_rebuild(spark)
     assert consumed(spark, "totals") == {"lakeplan.consumed": {ORDERS: head(spark, "orders")}}  # pending is gone
 
     before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")
@@ -130,29 +150,33 @@ def test_new_rows_apply_each_row_once(project, spark):
     assert re.search(r"upsert model lakeplan_new_rows\.current \.* \[NOTHING NEW in ", shown)
     assert f"`current`: its query reads nothing new since its last write ({ORDERS} at " in project.shown
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
-    project.run("compile", "-s", "totals")  # what `dbt run` would send now: no write
-    compiled = (project.path / "target" / "compiled" / "lakeplan" / "models" / "totals.sql").read_text()
-    assert "nothing new to write" in compiled and "merge into" not in compiled.lower()
+
+
+def test_an_input_snapshot_that_adds_no_row_is_nothing_new_and_what_comes_after_it_is_read_once(project, spark):
+    """A compaction of the input (rewrite_data_files) moves its rows and adds none: the readers of new_rows write
+    nothing, and explain and the compiled write say so; what is appended after it is read once. Iceberg commits an
+    empty `overwrite` for a MERGE that matched nothing (another pipeline's, or a lakeplan write whose members filtered
+    every new row away). It changes no row: a reader of new_rows has nothing new, and a `sum` is not stopped as if rows
+    had changed. An `overwrite` that only added rows (a MERGE whose rows were all new) is read as new rows, as an
+    append is."""
+    add_orders(spark, (1, 10, 5), (2, 20, 7), (3, 10, 1), (4, 20, 3), (5, 30, 9))
+    project.run("run", "-s", "totals", "current")
+    before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")
     spark.sql(f"call system.rewrite_data_files(table => '{ORDERS}', options => map('rewrite-all', 'true'))")
     project.run("run", "-s", "totals", "current")  # a compaction of the input moves its rows and adds none
     assert re.sub(r"\x1b\[\d+m", "", project.shown).count("[NOTHING NEW in ") == 2, project.shown
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
     code, _, models = explain(project, "--select", "totals")
     assert code == 0 and models["totals"]["state"]["next_run"] == "nothing new"
+    # what `dbt run` would send now (explain's `dbt compile` wrote it): no write
+    compiled = (project.path / "target" / "compiled" / "lakeplan" / "models" / "totals.sql").read_text()
+    assert "nothing new to write" in compiled and "merge into" not in compiled.lower()
 
     add_orders(spark, (6, 20, -1))  # the upsert's changelog deletes order 6 (never inserted) and keeps the rest
-    project.run("run", "-s", "totals", "current")  # after the compaction: only the appended order is new
+    project.run("run", "-s", "totals", "totals_whole", "current")  # after the compaction: only order 6 is new
     assert rows(spark, "current") == [(1, 10, 5), (2, 20, 7), (3, 10, 1), (4, 20, 3), (5, 30, 9)]
-    assert rows(spark, "totals") == [(10, 6, 1), (20, 9, -1), (30, 9, 9)] and matches_a_whole_rebuild(project, spark)
+    assert rows(spark, "totals") == [(10, 6, 1), (20, 9, -1), (30, 9, 9)] and matches_a_whole_rebuild(spark)
 
-
-def test_a_write_that_changed_no_row_is_nothing_new_and_one_that_only_inserted_is_new_rows(project, spark):
-    """Iceberg commits an empty `overwrite` for a MERGE that matched nothing (another pipeline's, or a lakeplan write
-    whose members filtered every new row away). It changes no row: a reader of new_rows has nothing new, and a `sum`
-    is not stopped as if rows had changed. An `overwrite` that only added rows (a MERGE whose rows were all new) is
-    read as new rows, as an append is."""
-    add_orders(spark, (1, 10, 5))
-    project.run("run", "-s", "totals", "current")
     before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")
     spark.sql(f"merge into {ORDERS} as t using (select * from {ORDERS} where false) as s on t.id = s.id "
               "when matched then update set * when not matched then insert *")  # fmt: skip
@@ -162,29 +186,36 @@ def test_a_write_that_changed_no_row_is_nothing_new_and_one_that_only_inserted_i
     assert re.sub(r"\x1b\[\d+m", "", project.shown).count("[NOTHING NEW in ") == 2, project.shown
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
 
-    add_orders(spark, (2, 10, 3))  # what comes after it is read as new rows, once
+    add_orders(spark, (7, 10, 3))  # what comes after it is read as new rows, once
     # merge-on-read, as an upstream `upsert` may write: a MERGE that only inserts commits an `overwrite` there (a
     # copy-on-write one commits an `append`)
     spark.sql(f"alter table {ORDERS} set tblproperties ('write.merge.mode' = 'merge-on-read')")
-    spark.sql(f"merge into {ORDERS} as t using (select 3 as id, 20 as customer, cast(4 as bigint) as amount) as s "
+    spark.sql(f"merge into {ORDERS} as t using (select 8 as id, 20 as customer, cast(4 as bigint) as amount) as s "
               "on t.id = s.id when matched then update set * when not matched then insert *")  # fmt: skip
     newest = spark.sql(f"select operation, summary from {ORDERS}.snapshots order by committed_at desc limit 1").first()
     assert newest.operation == "overwrite" and newest.summary["added-records"] == "1"
-    result, log = project.invoke("run", "-s", "totals", "current")
+    result, log = project.invoke("run", "-s", "totals", "totals_whole", "current")
     assert result.success and "reads all of" not in log and "_change_type = 'INSERT'" in log
-    assert rows(spark, "totals") == [(10, 8, 3), (20, 4, 4)] and matches_a_whole_rebuild(project, spark)
-    assert rows(spark, "current") == [(1, 10, 5), (2, 10, 3), (3, 20, 4)]
+    assert rows(spark, "totals") == [(10, 9, 3), (20, 13, 4), (30, 9, 9)] and matches_a_whole_rebuild(spark)
+    assert rows(spark, "current") == [
+        (1, 10, 5), (2, 20, 7), (3, 10, 1), (4, 20, 3), (5, 30, 9), (7, 10, 3), (8, 20, 4)]
 
 
 def test_a_write_stopped_after_its_commit_is_not_applied_again(project, spark):
     """The record of what a write consumed follows its commit; a process killed between the two leaves the pending
-    record, and the table's history says the write committed."""
+    record, and the table's history says the write committed. And lakeplan's fixed work per write (issue 30): the
+    target's two members, the write's record of what it consumed and its change_mode share one read of the target's
+    properties (the state check reads its own), and each member's new_rows reads its input's snapshots and head in
+    one query."""
     add_orders(spark, (1, 10, 5))
     project.run("run", "-s", "totals")
     first = {"base": head(spark, "totals"), "record": consumed(spark, "totals")["lakeplan.consumed"]}
     add_orders(spark, (2, 10, 7))
-    project.run("run", "-s", "totals")
-    assert rows(spark, "totals") == [(10, 12, 7)]
+    result, log = project.invoke("run", "-s", "totals")
+    assert result.success and rows(spark, "totals") == [(10, 12, 7)]
+    before_write = log.split(f"merge into {SCHEMA}.totals")[0]
+    assert before_write.count(f"show tblproperties {SCHEMA}.totals") == 2
+    assert before_write.count(f"from {ORDERS}.snapshots") == 2  # one query per member
     # back to the state between the commit and the record: the old record, and this write's pending one
     pending = {"base": first["base"], "inputs": {ORDERS: head(spark, "orders")}}
     spark.sql(f"alter table {SCHEMA}.totals set tblproperties ('lakeplan.consumed' = '{json.dumps(first['record'])}', "
@@ -208,22 +239,8 @@ def test_a_write_stopped_after_its_commit_is_not_applied_again(project, spark):
     pending = {"base": head(spark, "totals"), "inputs": {ORDERS: head(spark, "orders")}}
     spark.sql(f"alter table {SCHEMA}.totals set tblproperties ('lakeplan.consumed' = '{json.dumps(record)}', "
               f"'lakeplan.consumed.pending' = '{json.dumps(pending)}')")  # fmt: skip
-    project.run("run", "-s", "totals")
-    assert rows(spark, "totals") == [(10, 13, 1)] and matches_a_whole_rebuild(project, spark)
-
-
-def test_a_write_reads_its_target_properties_once_for_all_its_members(project, spark):
-    """lakeplan's fixed work per write (issue 30): the target's two members, the write's record of what it consumed
-    and its change_mode share one read of the target's properties (the state check reads its own), and each
-    member's new_rows reads its input's snapshots and head in one query."""
-    add_orders(spark, (1, 10, 5))
-    project.run("run", "-s", "totals")
-    add_orders(spark, (2, 20, 7))
-    result, log = project.invoke("run", "-s", "totals")
-    assert result.success and rows(spark, "totals") == [(10, 5, 5), (20, 7, 7)]
-    before_write = log.split(f"merge into {SCHEMA}.totals")[0]
-    assert before_write.count(f"show tblproperties {SCHEMA}.totals") == 2
-    assert before_write.count(f"from {ORDERS}.snapshots") == 2  # one query per member
+    project.run("run", "-s", "totals", "totals_whole")
+    assert rows(spark, "totals") == [(10, 13, 1)] and matches_a_whole_rebuild(spark)
 
 
 def test_a_failed_write_then_its_rerun_counts_each_row_once(project, spark):
@@ -236,28 +253,11 @@ def test_a_failed_write_then_its_rerun_counts_each_row_once(project, spark):
     project.fail("run", "-s", "totals", "--vars", "{fail: true}")
     assert snapshots(spark, f"{SCHEMA}.totals") == before and rows(spark, "totals") == [(10, 5, 5)]
     assert consumed(spark, "totals")["lakeplan.consumed.pending"]["base"] == head(spark, "totals")  # noted, not done
-    project.run("run", "-s", "totals")
-    assert rows(spark, "totals") == [(10, 12, 7)] and matches_a_whole_rebuild(project, spark)
+    project.run("run", "-s", "totals", "totals_whole")
+    assert rows(spark, "totals") == [(10, 12, 7)] and matches_a_whole_rebuild(spark)
     assert set(consumed(spark, "totals")) == {"lakeplan.consumed"}
     project.run("run", "-s", "totals")  # nothing new: nothing counted again
     assert rows(spark, "totals") == [(10, 12, 7)]
-
-
-def test_empty_reads_nothing_new_and_records_nothing(project, spark):
-    """`--empty` renders every input as a query of no rows: new_rows reads nothing and the write records nothing
-    consumed, so the first real run after it reads every row; over existing tables it writes nothing."""
-    add_orders(spark, (1, 10, 5), (2, 20, 7))
-    project.run("run", "--empty", "-s", "totals", "current")  # creates both tables, empty
-    assert rows(spark, "totals") == [] and rows(spark, "current") == [] and consumed(spark, "totals") == {}
-    project.run("run", "-s", "totals", "current")
-    assert rows(spark, "totals") == [(10, 5, 5), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
-    add_orders(spark, (3, 10, 1))
-    before = snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current"), consumed(spark, "totals")
-    project.run("run", "--empty", "-s", "totals", "current")
-    assert project.shown.count("NOT WRITTEN (--empty)") == 2
-    assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current"), consumed(spark, "totals")) == before
-    project.run("run", "-s", "totals", "current")  # order 3, once
-    assert rows(spark, "totals") == [(10, 6, 1), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
 
 
 def test_changed_rows_of_an_input_stop_a_sum_and_full_refresh_reads_everything(project, spark):
@@ -273,23 +273,24 @@ def test_changed_rows_of_an_input_stop_a_sum_and_full_refresh_reads_everything(p
     project.run("run", "-s", "current")  # an upsert reads the input whole and gets the same rows
     assert "`current` reads all of lakeplan_new_rows.orders: its snapshots since the last write" in project.shown
     assert rows(spark, "current") == [(1, 10, 50), (2, 20, 7)]
-    project.run("run", "-s", "totals", "--full-refresh")
-    assert rows(spark, "totals") == [(10, 50, 50), (20, 7, 7)] and matches_a_whole_rebuild(project, spark)
+    project.run("run", "-s", "totals", "totals_whole", "--full-refresh")
+    assert rows(spark, "totals") == [(10, 50, 50), (20, 7, 7)] and matches_a_whole_rebuild(spark)
 
 
 def test_changed_keys_recompute_only_the_keys_whose_rows_changed(project, spark):
     """An aggregating member restricted to the changed keys gives the rows of one that recomputes every key, through
     appends, an update that moves an order to another customer, and a delete."""
     def same():
-        project.run("run", "-s", "counts", "counts_every_key")
-        return rows(spark, "counts") == rows(spark, "counts_every_key")
+        """Writes both in one run: its log where it succeeded and they hold the same rows, else ''."""
+        result, log = project.invoke("run", "-s", "counts", "counts_every_key")
+        return log if result.success and rows(spark, "counts") == rows(spark, "counts_every_key") else ""
 
     add_orders(spark, (1, 10, 5), (2, 20, 7), (3, 10, 1))
     assert same() and rows(spark, "counts") == [(10, 2), (20, 1)]
     add_orders(spark, (4, 30, 3))
-    result, log = project.invoke("run", "-s", "counts")
-    assert result.success and "select distinct `customer` from lakeplan_new_rows_" in log  # only customer 30's key
-    assert same() and rows(spark, "counts") == [(10, 2), (20, 1), (30, 1)]
+    log = same()  # counts_every_key reads no changed keys: the query of them is `counts`'s
+    assert "select distinct `customer` from lakeplan_new_rows_" in log  # only customer 30's key
+    assert log and rows(spark, "counts") == [(10, 2), (20, 1), (30, 1)]
     spark.sql(f"update {ORDERS} set customer = 30 where id = 1")  # customer 10 loses an order, 30 gains it
     assert same() and rows(spark, "counts") == [(10, 1), (20, 1), (30, 2)]
     spark.sql(f"delete from {ORDERS} where id = 3")
@@ -314,9 +315,10 @@ def test_an_input_with_delete_files_is_read_as_the_difference_of_its_snapshots(p
 
     project.run("run", "-s", "totals", "--full-refresh")  # a sum cannot follow the update: rebuilt once
     add_orders(spark, (4, 20, 3), (5, 30, 9))
-    result, log = project.invoke("run", "-s", "totals")  # appends alone: the delete files before them do not matter
+    # appends alone: the delete files before them do not matter
+    result, log = project.invoke("run", "-s", "totals", "totals_whole")
     assert result.success and "as the difference of its snapshots" not in log and "using iceberg options (path" in log
-    assert rows(spark, "totals") == [(10, 1, 1), (20, 10, 3), (30, 14, 9)] and matches_a_whole_rebuild(project, spark)
+    assert rows(spark, "totals") == [(10, 1, 1), (20, 10, 3), (30, 14, 9)] and matches_a_whole_rebuild(spark)
 
 
 def test_reading_what_is_new_where_it_cannot_work_is_refused(make_project, spark):
@@ -363,41 +365,47 @@ def test_reading_what_is_new_where_it_cannot_work_is_refused(make_project, spark
             "column `idd`. Nothing was written. Fix: name one of its columns as the key: id, amount.") in log
 
 
-@pytest.mark.parametrize("on_delete", ["ignore", "remove_record", "error"])
-def test_a_changelog_member_with_a_sequence_group_reads_its_new_changes(make_project, spark, on_delete):
-    """A changelog member (op column, sequence) and a sequence group, reading only the changes appended since the last
-    write, give the table a rebuild from the whole changelog gives, deletes included; under `error`, a changelog
-    member is refused whether it reads what is new or everything."""
-    schema = f"lakeplan_new_changes_{on_delete}"
-    target = """
+CHANGELOG_TARGET = """
   - name: {name}
-    config: {{unique_key: id, partial_update_on_delete: {on_delete}, sequence_groups: {{status_seq: [status]}}}}
+    config: {{unique_key: id, partial_update_on_delete: {on_delete}, sequence_groups: {{status_seq: [status]}}{full}}}
     columns:
       - {{name: id, data_type: int}}
       - {{name: status, data_type: string}}
       - {{name: status_seq, data_type: int}}
       - {{name: amount, data_type: bigint}}
 """
-    changes = "{{ config(partial_update_target='%s', op_column='op', sequence_by='seq') }}\n" \
-              "select id, op, seq, status, status_seq, amount from %s"
-    project = make_project(f"new_changes_{on_delete}", {
-        "models/schema.yml": f"version: 2\nsources: [{{name: raw, schema: {schema}, tables: [{{name: cdc}}]}}]\nmodels:"
-                             + target.format(name="state", on_delete=on_delete)
-                             + target.format(name="state_whole", on_delete=on_delete),
-        "models/state.sql": "{{ partial_update_target() }}",
-        "models/state_whole.sql": "{{ partial_update_target() }}",
-        "models/changes.sql": changes % ("state", "{{ lakeplan.new_rows(source('raw', 'cdc')) }}"),
-        "models/changes_whole.sql": changes % ("state_whole", "{{ source('raw', 'cdc') }}"),
-    })  # fmt: skip
+CHANGES = ("{{ config(partial_update_target='%s', op_column='op', sequence_by='seq') }}\n"
+           "select id, op, seq, status, status_seq, amount from %s")
+
+
+def changelog_project(make_project, spark, name, on_deletes):
+    """A changelog table `cdc` in schema `lakeplan_<name>` and, per partial_update_on_delete value, a target
+    `state_<value>` whose member reads what is new of it and its twin `state_<value>_whole` whose member reads it
+    whole (rebuilt from the whole changelog by every run that selects it: `full_refresh`)."""
+    schema = f"lakeplan_{name}"
+    files = {"models/schema.yml": f"version: 2\nsources: [{{name: raw, schema: {schema}, tables: [{{name: cdc}}]}}]\n"
+                                  "models:"}  # fmt: skip
+    for on_delete in on_deletes:
+        state = f"state_{on_delete}"
+        files["models/schema.yml"] += CHANGELOG_TARGET.format(name=state, on_delete=on_delete, full="")
+        files["models/schema.yml"] += CHANGELOG_TARGET.format(name=f"{state}_whole", on_delete=on_delete,
+                                                              full=", full_refresh: true")  # fmt: skip
+        files[f"models/{state}.sql"] = files[f"models/{state}_whole.sql"] = "{{ partial_update_target() }}"
+        files[f"models/changes_{on_delete}.sql"] = CHANGES % (state, "{{ lakeplan.new_rows(source('raw', 'cdc')) }}")
+        files[f"models/changes_{on_delete}_whole.sql"] = CHANGES % (f"{state}_whole", "{{ source('raw', 'cdc') }}")
+    project = make_project(name, files)
     spark.sql(f"create schema if not exists {schema}")
     spark.sql(f"create table {schema}.cdc (id int, op string, seq int, status string, status_seq int, amount bigint) "
               "using iceberg")
-    if on_delete == "error":
-        for model in ("state", "state_whole"):
-            log = project.fail("run", "-s", model)
-            assert f"Member `changes{model[5:]}` of partial-update target `{model}` is a changelog (op_column `op`)" in log
-        assert not spark.catalog.tableExists(f"{schema}.state") and not spark.catalog.tableExists(f"{schema}.state_whole")
-        return
+    return project, schema
+
+
+def test_a_changelog_member_with_a_sequence_group_reads_its_new_changes(make_project, spark):
+    """A changelog member (op column, sequence) and a sequence group, reading only the changes appended since the last
+    write, give the table a rebuild from the whole changelog gives, deletes included, whether a delete is ignored or
+    removes the record (both in one run)."""
+    on_deletes = ("ignore", "remove_record")
+    project, schema = changelog_project(make_project, spark, "new_changes", on_deletes)
     batches = [
         "(1, '+I', 1, 'new', 1, 10), (2, '+I', 2, 'new', 1, 20)",
         "(1, '+U', 3, 'paid', 2, 11), (2, '-D', 4, null, null, null)",
@@ -405,11 +413,24 @@ def test_a_changelog_member_with_a_sequence_group_reads_its_new_changes(make_pro
     ]
     for batch in batches:
         spark.sql(f"insert into {schema}.cdc values {batch}")
-        project.run("run", "-s", "state")
-        project.run("run", "-s", "state_whole", "--full-refresh")
-        assert table_rows(spark, f"{schema}.state") == table_rows(spark, f"{schema}.state_whole")
+        project.run("run", "-s", *(f"state_{on_delete}" for on_delete in on_deletes),
+                    *(f"state_{on_delete}_whole" for on_delete in on_deletes))
+        for on_delete in on_deletes:  # the twin: rebuilt from the whole changelog (full_refresh)
+            state = f"{schema}.state_{on_delete}"
+            assert table_rows(spark, state) == table_rows(spark, f"{state}_whole"), on_delete
     expected = [(1, "paid", 2, 12), (2, "again", 3, 22)]
-    assert table_rows(spark, f"{schema}.state") == expected
+    assert table_rows(spark, f"{schema}.state_ignore") == table_rows(spark, f"{schema}.state_remove_record") == expected
+
+
+def test_a_changelog_member_of_a_target_whose_deletes_are_errors_is_refused(make_project, spark):
+    """Under `partial_update_on_delete: error`, a changelog member is refused whether it reads what is new or
+    everything."""
+    project, schema = changelog_project(make_project, spark, "new_changes_error", ["error"])
+    for model in ("state_error", "state_error_whole"):
+        log = project.fail("run", "-s", model)
+        assert f"Member `changes{model[5:]}` of partial-update target `{model}` is a changelog (op_column `op`)" in log
+    assert not spark.catalog.tableExists(f"{schema}.state_error")
+    assert not spark.catalog.tableExists(f"{schema}.state_error_whole")
 
 
 TALLY_YML = """

@@ -1,9 +1,11 @@
 """Every partial-update misconfiguration is a dbt error naming the model and the fix, raised before
 anything is written; none passes silently or as a Python traceback."""
 
+import shutil
+
 import pytest
 
-from tests.conftest import snapshots
+from tests.conftest import snapshots, write_files
 from tests.integration.test_partial_update import member, target_yml
 
 TARGET = {
@@ -71,19 +73,34 @@ PARSE_CASES.update({
 })  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def mistakes(make_project):
+    """One project that each parse case rewrites: from its last good parse, dbt's partial parse re-reads only the
+    changed files (a new project per case was a full parse each)."""
+    project = make_project("pu_parse", {**TARGET, "models/m.sql": member("wide", "select 1 as id")})
+    project.run("parse")
+    return project
+
+
+def parse_fails(project, files, *args):
+    """dbt parse's log after the project's models are replaced by `files`; the parse must fail."""
+    shutil.rmtree(project.path / "models")
+    write_files(project.path, files)
+    return project.fail("parse", *args)
+
+
 @pytest.mark.parametrize("case", sorted(PARSE_CASES))
-def test_structural_mistakes_stop_parsing(make_project, case):
+def test_structural_mistakes_stop_parsing(mistakes, case):
     files, fragments = PARSE_CASES[case]
-    log = make_project(f"pu_{case}", files).fail("parse")
+    log = parse_fails(mistakes, files)
     assert "Compilation Error" in log
     for fragment in fragments:
         assert fragment in log
 
 
-def test_reuse_switch_must_be_a_boolean(make_project):
-    log = make_project("pu_switch", {**TARGET, "models/m.sql": member("wide", "select 1 as id")}).fail(
-        "parse", "--vars", "{reuse_sink_enabled: maybe}"
-    )
+def test_reuse_switch_must_be_a_boolean(mistakes):
+    log = parse_fails(mistakes, {**TARGET, "models/m.sql": member("wide", "select 1 as id")},
+                      "--vars", "{reuse_sink_enabled: maybe}")
     assert "the project sets `reuse_sink_enabled: 'maybe'`" in log and "Fix: e.g. `reuse_sink_enabled: false`" in log
 
 
@@ -103,8 +120,21 @@ RUN_CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def run_errors(make_project):
+DATA_CASES = {
+    "t_null_key": ("select cast(null as bigint) as id, 1 as a", "NULL primary key (id) in member `m_t_null_key` of "
+                   "`t_null_key`; `t_null_key` is unchanged. Fix: filter out the rows whose key is NULL in "
+                   "`m_t_null_key`, or give them a key."),
+    "t_duplicate": (
+        "select 1 as id, 1 as a, 5 as v union all select 1 as id, 2 as a, 5 as v",
+        "Two rows of member `m_t_duplicate` of `t_duplicate` have the key {\"id\":1} and one `sequence_by` value, so "
+        "lakeplan cannot tell which one is last. `t_duplicate` is unchanged. Fix: make each member's sequence values "
+        "unique per key.",
+    ),
+}
+
+
+def member_mistakes() -> dict[str, str]:
+    """Targets whose members are wrong in a way only the write can see (RUN_CASES, an overlap, a sequence group)."""
     files = {}
     for case, (sql, _) in RUN_CASES.items():
         files[f"models/t_{case}.sql"] = "{{ partial_update_target() }}"
@@ -119,48 +149,11 @@ def run_errors(make_project):
     files["models/t_group.sql"] = "{{ partial_update_target() }}"
     files["models/t_group.yml"] = target_yml("t_group", {"id": "bigint", "a": "int", "v": "int"}, sequence_groups={"v": ["a"]})
     files["models/m_group.sql"] = member("t_group", "select 1 as id, 2 as a")
-    return make_project("pu_runtime", files)
+    return files
 
 
-@pytest.mark.parametrize("case", sorted(RUN_CASES))
-def test_member_mistakes_fail_the_target_before_writing(run_errors, spark, case):
-    log = run_errors.fail("run", "--select", f"t_{case}")
-    assert f"Compilation Error in model t_{case}" in log
-    for fragment in RUN_CASES[case][1]:
-        assert fragment in log
-    assert spark.sql(f"show tables in lakeplan_pu_runtime like 't_{case}'").count() == 0
-
-
-def test_overlapping_columns_without_sequence_are_ambiguous(run_errors):
-    """Every pair of members and every column they share is named in one error, not one column per run."""
-    log = run_errors.fail("run", "--select", "t_overlap")
-    assert ("Members `m_first` and `m_second` both write columns `a`, `b` of partial-update target `t_overlap`, "
-            "whose merge rules last_non_null, last_value depend on order") in log  # fmt: skip
-    assert "Members `m_first` and `m_third` both write column `c` of partial-update target `t_overlap`" in log
-    assert "Fix: set `sequence_by` on both members" in log
-
-
-def test_a_sequence_group_column_without_its_version_is_refused(run_errors):
-    log = run_errors.fail("run", "--select", "t_group")
-    assert "Member `m_group` writes `a` of partial-update target `t_group`, which is in sequence group v" in log
-    assert "Fix: select the group's version as `v`" in log
-
-
-DATA_CASES = {
-    "t_null_key": ("select cast(null as bigint) as id, 1 as a", "NULL primary key (id) in member `m_t_null_key` of "
-                   "`t_null_key`; `t_null_key` is unchanged. Fix: filter out the rows whose key is NULL in "
-                   "`m_t_null_key`, or give them a key."),
-    "t_duplicate": (
-        "select 1 as id, 1 as a, 5 as v union all select 1 as id, 2 as a, 5 as v",
-        "Two rows of member `m_t_duplicate` of `t_duplicate` have the key {\"id\":1} and one `sequence_by` value, so "
-        "lakeplan cannot tell which one is last. `t_duplicate` is unchanged. Fix: make each member's sequence values "
-        "unique per key.",
-    ),
-}
-
-
-@pytest.fixture(scope="module")
-def data_errors(make_project):
+def data_mistakes() -> dict[str, str]:
+    """Targets and an upsert whose rows are wrong (DATA_CASES, a NULL key in a changelog)."""
     files = {
         "models/upsert_null_key.sql": (
             "{{ config(materialized='upsert', unique_key='id') }}\nselect cast(null as bigint) as id, '+I' as _op"
@@ -170,60 +163,96 @@ def data_errors(make_project):
         files[f"models/{target}.sql"] = "{{ partial_update_target() }}"
         files[f"models/{target}.yml"] = target_yml(target, {"id": "bigint", "a": "int"})
         files[f"models/m_{target}.sql"] = member(target, sql, sequence_by="v") if "v" in sql else member(target, sql)
-    return make_project("pu_data", files)
+    return files
 
 
-@pytest.mark.parametrize("target", sorted(DATA_CASES))
-def test_bad_rows_stop_the_write(data_errors, spark, target):
-    log = data_errors.fail("run", "--select", target)
-    assert DATA_CASES[target][1] in log
-    assert not spark.catalog.tableExists(f"lakeplan_pu_data.{target}")  # a failed first run leaves no table
-
-
-def test_null_key_in_a_changelog_stops_the_upsert(data_errors):
-    log = data_errors.fail("run", "--select", "upsert_null_key")
-    assert ("NULL primary key (id) in model `upsert_null_key` (op column `_op`); `upsert_null_key` is unchanged. Fix: "
-            "filter out the rows whose key is NULL in `upsert_null_key`'s query, or give them a key.") in log
-
-
-def test_a_non_deterministic_member_is_named_when_the_merge_refuses_it(make_project, spark):
-    # A first run creates the table (one CREATE TABLE AS SELECT, which takes rand()); the MERGE of the next refuses
-    # it, and Spark's own sentence names lakeplan's join condition, not the member.
-    project = make_project("pu_random", {
+def later_mistakes() -> dict[str, str]:
+    """Two targets a first run writes, whose next run fails: one member computes rand(), one reads `base`."""
+    return {
         "models/scored.sql": "{{ partial_update_target() }}",
         "models/scored.yml": target_yml("scored", {"id": "bigint", "a": "int", "r": "double"}),
         "models/scored_a.sql": member("scored", "select cast(1 as bigint) as id, 10 as a"),
         "models/scored_r.sql": member("scored", "select cast(1 as bigint) as id, rand() as r"),
-    })
-    project.run("run")
-    before = snapshots(spark, "lakeplan_pu_random.scored")
-    log = project.fail("run")
-    assert ("A member of `scored` (`scored_a`, `scored_r`) computes a value that differs on every evaluation "
-            "(such as rand(), uuid() or reflect()), which a MERGE cannot take; `scored` is unchanged. Fix: compute "
-            "that value upstream, in a table model the member reads.") in log
-    assert snapshots(spark, "lakeplan_pu_random.scored") == before
-
-
-def test_a_member_spark_cannot_read_is_named_and_the_target_is_kept(make_project, spark):
-    # The write stages each member's query first; Spark's sentence there names a table or a column, not the member.
-    project = make_project("pu_unread", {
         "models/base.sql": "select cast(1 as bigint) as id, 10 as a",
         "models/kept.sql": "{{ partial_update_target() }}",
         "models/kept.yml": target_yml("kept", {"id": "bigint", "a": "int", "b": "int"}),
         "models/kept_a.sql": member("kept", "select id, a from {{ ref('base') }}"),
         "models/kept_b.sql": member("kept", "select cast(1 as bigint) as id, 5 as b"),
-    })
-    project.run("run")
-    before = snapshots(spark, "lakeplan_pu_unread.kept")
-    spark.sql("drop table lakeplan_pu_unread.base")
+    }
+
+
+@pytest.fixture(scope="module")
+def run_errors(make_project, spark):
+    """One project and one `dbt run` of every runtime case (a project and a run per case cost a parse and ~2 s of
+    dbt each): dbt runs every model whatever the others do, so the run's log holds each case's error."""
+    project = make_project("pu_runtime", {**member_mistakes(), **data_mistakes(), **later_mistakes()})
+    log = project.fail("run")
+    assert snapshots(spark, "lakeplan_pu_runtime.scored") and snapshots(spark, "lakeplan_pu_runtime.kept")
+    return project, log
+
+
+@pytest.mark.parametrize("case", sorted(RUN_CASES))
+def test_member_mistakes_fail_the_target_before_writing(run_errors, spark, case):
+    _, log = run_errors
+    assert f"Compilation Error in model t_{case}" in log
+    for fragment in RUN_CASES[case][1]:
+        assert fragment in log
+    assert spark.sql(f"show tables in lakeplan_pu_runtime like 't_{case}'").count() == 0
+
+
+def test_overlapping_columns_without_sequence_are_ambiguous(run_errors):
+    """Every pair of members and every column they share is named in one error, not one column per run."""
+    _, log = run_errors
+    assert ("Members `m_first` and `m_second` both write columns `a`, `b` of partial-update target `t_overlap`, "
+            "whose merge rules last_non_null, last_value depend on order") in log  # fmt: skip
+    assert "Members `m_first` and `m_third` both write column `c` of partial-update target `t_overlap`" in log
+    assert "Fix: set `sequence_by` on both members" in log
+
+
+def test_a_sequence_group_column_without_its_version_is_refused(run_errors):
+    _, log = run_errors
+    assert "Member `m_group` writes `a` of partial-update target `t_group`, which is in sequence group v" in log
+    assert "Fix: select the group's version as `v`" in log
+
+
+@pytest.mark.parametrize("target", sorted(DATA_CASES))
+def test_bad_rows_stop_the_write(run_errors, spark, target):
+    _, log = run_errors
+    assert DATA_CASES[target][1] in log
+    assert not spark.catalog.tableExists(f"lakeplan_pu_runtime.{target}")  # a failed first run leaves no table
+
+
+def test_null_key_in_a_changelog_stops_the_upsert(run_errors):
+    _, log = run_errors
+    assert ("NULL primary key (id) in model `upsert_null_key` (op column `_op`); `upsert_null_key` is unchanged. Fix: "
+            "filter out the rows whose key is NULL in `upsert_null_key`'s query, or give them a key.") in log
+
+
+def test_a_non_deterministic_member_is_named_when_the_merge_refuses_it(run_errors, spark):
+    # The first run created the table (one CREATE TABLE AS SELECT, which takes rand()); the MERGE of the next refuses
+    # it, and Spark's own sentence names lakeplan's join condition, not the member.
+    project, _ = run_errors
+    before = snapshots(spark, "lakeplan_pu_runtime.scored")
+    log = project.fail("run", "--select", "scored")
+    assert ("A member of `scored` (`scored_a`, `scored_r`) computes a value that differs on every evaluation "
+            "(such as rand(), uuid() or reflect()), which a MERGE cannot take; `scored` is unchanged. Fix: compute "
+            "that value upstream, in a table model the member reads.") in log
+    assert snapshots(spark, "lakeplan_pu_runtime.scored") == before
+
+
+def test_a_member_spark_cannot_read_is_named_and_the_target_is_kept(run_errors, spark):
+    # The write stages each member's query first; Spark's sentence there names a table or a column, not the member.
+    project, _ = run_errors
+    before = snapshots(spark, "lakeplan_pu_runtime.kept")
+    spark.sql("drop table lakeplan_pu_runtime.base")
     log = project.fail("run", "--select", "kept")
     assert ("Member `kept_a` of `kept` reads a table or schema that does not exist; `kept` is unchanged. Fix: build "
             "what `kept_a` reads first (`dbt run -s +kept` builds `kept` with everything upstream of it), or correct "
             "the name in `kept_a`. (Spark: [TABLE_OR_VIEW_NOT_FOUND]") in log
-    assert snapshots(spark, "lakeplan_pu_unread.kept") == before
+    assert snapshots(spark, "lakeplan_pu_runtime.kept") == before
 
     (project.path / "models/kept_b.sql").write_text(member("kept", "select cast(1 as bigint) as id, zz as b"))
-    log = project.fail("run")  # `base` is built again first; `kept_b` names a column that does not exist
+    log = project.fail("run", "--select", "+kept")  # `base` is built again first; `kept_b` names a missing column
     assert ("Member `kept_b` of `kept` has a query Spark cannot run; `kept` is unchanged. Fix: correct the query of "
             "`kept_b`. (Spark: [UNRESOLVED_COLUMN") in log
-    assert snapshots(spark, "lakeplan_pu_unread.kept") == before
+    assert snapshots(spark, "lakeplan_pu_runtime.kept") == before

@@ -14,7 +14,7 @@ WIDE = {
     "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint", "b": "bigint", "v": "bigint"}),
 }
 
-# Ten misconfigurations in one project, two of them misspelt keys: one `dbt parse` names them all.
+# Misconfigurations in one project, three of them misspelt keys: one `dbt parse` names them all.
 TEN = {
     **WIDE,
     "models/m_zero.sql": member("wide", "select 1 as id, 1 as a", parallelism=0),
@@ -26,13 +26,19 @@ TEN = {
     "models/both.yml": target_yml("both", {"id": "bigint", "a": "bigint"}),
     "models/both_member.sql": member("both", "select 1 as id, 1 as a"),
     "models/lonely.sql": "{{ partial_update_target() }}",
-    "models/lonely.yml": target_yml("lonely", {"id": "bigint", "n": "decimall(5,2)"}, rules={"n": "sum"}),
+    "models/lonely.yml": target_yml("lonely", {"id": "bigint", "n": "decimall(5,2)"}, rules={"n": "sum"})
+                         + "      - {name: m, data_type: bigint, meta: {merge_rule: sum, unit: count}}\n"
+                         + "      - {name: s, data_type: bigint, merge: sum}\n"  # beside its name, not under meta
+                         + "      - {name: t, data_type: bigint, meta: {lakeplan: {merge: sum}}}\n",
     "models/sources.yml": (
         "version: 2\nsources:\n  - name: raw\n    tables:\n"
         "      - {name: events, meta: {scan_paralelism: 4}}\n"
         "      - {name: changes, meta: {changelog_mode: upsert}}\n"
+        "      - {name: beside, scan_parallelism: 4}\n"
     ),
-    "models/sums.yml": "version: 2\nmodels:\n  - name: m_zero\n    columns:\n      - {name: a, meta: {merg: sum}}\n",
+    "models/sums.yml": "version: 2\nmodels:\n  - name: m_zero\n    columns:\n      - {name: a, meta: {merg: sum}}\n"
+                       "      - {name: b, meta: {merge_rule: sum, owner: finance}}\n"  # a member: not merged
+                       "      - {name: c, merge: sum, meta: {lakeplan: {merge: sum}}}\n",
 }
 TEN_PROBLEMS = [
     ("model `m_zero` sets `parallelism: 0`", "Fix: e.g. `parallelism: 4`"),
@@ -46,6 +52,10 @@ TEN_PROBLEMS = [
     ("source `raw.events` sets `scan_paralelism`", "did you mean `scan_parallelism`?"),
     ("source `raw.changes` is a changelog (changelog_mode: upsert) without `primary_key`", "Fix: add `primary_key"),
     ("column `a` of model `m_zero` sets `merg`", "did you mean `merge`"),
+    ("column `m` of model `lonely` sets `merge_rule: 'sum'`", "did you mean `merge: sum`?"),
+    ("column `s` of model `lonely` sets `merge: 'sum'` beside its name", "Fix: put it under `meta:`"),
+    ("column `t` of model `lonely` nests `merge: 'sum'` under `lakeplan:`", "Fix: put it directly in the column"),
+    ("source `raw.beside` sets `scan_parallelism: 4` beside its name", "(`meta: {scan_parallelism: 4}`)"),
 ]
 
 
@@ -55,9 +65,9 @@ def problems_in(log: str) -> list[str]:
 
 def test_one_parse_reports_every_misconfiguration_each_with_its_owner_and_fix(make_project):
     log = make_project("planner_ten", TEN).fail("parse")
-    assert "lakeplan found 11 problem(s) in this project's settings" in log
+    assert "lakeplan found 15 problem(s) in this project's settings" in log
     found = problems_in(log)
-    assert len(found) == 11
+    assert len(found) == 15
     for owner, fix in TEN_PROBLEMS:
         [line] = [problem for problem in found if owner in problem]
         assert fix in line and "Fix:" in line

@@ -30,8 +30,7 @@ def test_an_exact_repeat_writes_nothing_and_new_input_writes_again(make_project,
     name = f"rerun_{len(files)}"
     project = make_project(name, files)
     table = f"lakeplan_{name}.wide"
-    project.run("seed")
-    project.run("run")  # creates the table with this run's rows
+    project.run("build")  # loads the seed and creates the table with this run's rows
     project.run("run")  # the same inputs again: already held
     assert "already holds this run" in project.shown and "ALREADY APPLIED" in project.shown  # dbt's result line, not OK
     assert rows(spark, table) == [(1, 1, 10), (2, 5, 50)]
@@ -41,35 +40,33 @@ def test_an_exact_repeat_writes_nothing_and_new_input_writes_again(make_project,
     assert len(tags(spark, table)) == 1
     # new input (the seed loaded again is a new snapshot of its table): applied once, and held after that
     (project.path / "seeds" / "visits.csv").write_text("id,n\n1,2\n3,1\n")
-    project.run("seed")
-    project.run("run")
+    project.run("build")
     assert rows(spark, table) == [(1, 3, 20), (2, 5, 50), (3, 1, 10)]
     project.run("run")
     assert rows(spark, table) == [(1, 3, 20), (2, 5, 50), (3, 1, 10)]
     assert len(tags(spark, table)) == 1  # the newest write's tag replaces the older one
 
 
-def seeded(make_project, name, counts_sql):
-    """A project whose `counts` member has its own query, seeded; and its target table."""
-    project = make_project(name, {**ONE_GROUP, "models/counts.sql": member("wide", counts_sql)})
-    project.run("seed")
-    return project, f"lakeplan_{name}.wide"
+def with_counts(make_project, name, counts_sql):
+    """A project whose `counts` member has its own query (the test's first `dbt build` loads the seed); and its
+    target table."""
+    return make_project(name, {**ONE_GROUP, "models/counts.sql": member("wide", counts_sql)}), f"lakeplan_{name}.wide"
 
 
 def test_other_input_values_write_again(make_project, spark):
-    project, table = seeded(make_project, "rerun_vars",
-                            "select id, n * {{ var('factor', 1) }} as visits from {{ ref('visits') }}")
-    project.run("run")
+    project, table = with_counts(make_project, "rerun_vars",
+                                 "select id, n * {{ var('factor', 1) }} as visits from {{ ref('visits') }}")
+    project.run("build")
     project.run("run", "--vars", "{factor: 2}")  # the member's query as rendered changed: applied
     project.run("run", "--vars", "{factor: 2}")  # and held
     assert rows(spark, table) == [(1, 3, 10), (2, 15, 50)]
 
 
 def test_a_member_that_reads_the_clock_is_never_taken_for_a_repeat(make_project, spark):
-    project, table = seeded(make_project, "rerun_clock", "select id, n as visits from {{ ref('visits') }} "
-                                                         "where current_date() > date'2000-01-01'")
-    for _ in range(3):
-        project.run("run")
+    project, table = with_counts(make_project, "rerun_clock", "select id, n as visits from {{ ref('visits') }} "
+                                                              "where current_date() > date'2000-01-01'")
+    for command in ("build", "run", "run"):
+        project.run(command)
         assert "already holds this run" not in project.shown
     assert rows(spark, table) == [(1, 3, 10), (2, 15, 50)]
     assert tags(spark, table) == []

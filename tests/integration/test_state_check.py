@@ -1,7 +1,11 @@
 """The state check both ways (issue 16, case 5; Flink restores state by operator ID and accepts a topology
 change with --allowNonRestoredState): data never invalidates a table, what changed is named at its root, a
 partial-update target takes new members, a user can accept new logic, and a refusal stops the whole run
-before its first write. A small project shaped like the example's customer_360 (a seed joined by a member)."""
+before its first write. A small project shaped like the example's customer_360 (a seed joined by a member).
+
+The tests that leave the tables as a fresh build would have them, or change them only as the tests after them
+allow, share the module's one build (`project`, in this order: refusals first, then the tests that write); the
+two that record new logic in the table build a project of their own (`alone`, schema `lakeplan_state_alone`)."""
 
 import pytest
 
@@ -9,6 +13,7 @@ from tests.conftest import snapshots, write_files
 
 SCHEMA = "lakeplan_state"
 WIDE, DIM, SEGMENTS, TOTALS = (f"{SCHEMA}.{name}" for name in ("wide", "dim", "segments", "totals"))
+ALONE_WIDE = "lakeplan_state_alone.wide"
 WIDE_YML = """
 version: 2
 models:
@@ -41,9 +46,28 @@ FILES = {
 HOOK = {"on-run-start": ["{{ lakeplan_check_state() }}"]}  # as in the template's dbt_project.yml
 
 
-@pytest.fixture
-def project(make_project):
+@pytest.fixture(scope="module")
+def state_build(make_project):
+    """The module's one build of FILES."""
     dbt = make_project("state", FILES, HOOK)
+    dbt.run("build")
+    return dbt
+
+
+@pytest.fixture
+def project(state_build):
+    """The module's build; its files as FILES again after the test (what the test wrote to the tables stays)."""
+    yield state_build
+    for path in (state_build.path / "models").glob("*.sql"):
+        if f"models/{path.name}" not in FILES:
+            path.unlink()
+    write_files(state_build.path, FILES)
+
+
+@pytest.fixture
+def alone(make_project):
+    """A build of FILES of the test's own, for a test that records new logic in the table."""
+    dbt = make_project("state_alone", FILES, HOOK)
     dbt.run("build")
     return dbt
 
@@ -60,13 +84,8 @@ def properties(spark, table):
     return {row[0]: row[1] for row in spark.sql(f"show tblproperties {table}").collect()}
 
 
-def test_editing_seed_data_keeps_the_state(project, spark):
-    assert rows(spark, WIDE) == [(1, "A", "alpha", 1), (2, "B", "beta", 1)]
-    before = counts(spark, WIDE)
-    write_files(project.path, {"seeds/segments.csv": "segment,owner\nA,apex\nB,beta\n"})  # data, not logic
-    project.run("build", "-s", "segments+")
-    assert rows(spark, WIDE) == [(1, "A", "apex", 2), (2, "B", "beta", 2)]  # merged: the counter went on
-    assert counts(spark, WIDE) == [before[0] + 1]
+# The tests below share the module's build, in this order: those that write nothing (each checks that), then those
+# that write.
 
 
 def test_a_refusal_names_the_changed_node_and_writes_nothing(project, spark):
@@ -81,47 +100,6 @@ def test_a_refusal_names_the_changed_node_and_writes_nothing(project, spark):
     assert "dbt run -s wide --vars '{lakeplan_accept_state: [wide]}'" in log and "Nothing was written." in log
     assert counts(spark, SEGMENTS, DIM, WIDE) == before  # the seed and `dim` before `wide` were not rebuilt
     assert rows(spark, WIDE) == [(1, "A", "alpha", 1), (2, "B", "beta", 1)]
-
-
-def test_accepting_new_logic_keeps_the_table_and_later_runs_proceed(project, spark):
-    old = properties(spark, WIDE)["lakeplan.fingerprint"]
-    before = counts(spark, WIDE)
-    write_files(project.path, {"models/m_profile.sql": FILES["models/m_profile.sql"].replace("s.owner", "upper(s.owner) as owner")})
-    assert "member `m_profile` changed" in project.fail("run", "-s", "wide")
-    project.run("run", "-s", "wide", "--vars", "{lakeplan_accept_state: [wide]}")
-    # said once, though the check meets the model on run start, before its write and after it
-    assert project.shown.count("lakeplan: model `wide`: accepting its current logic") == 1, project.shown
-    recorded = properties(spark, WIDE)
-    assert recorded["lakeplan.fingerprint.accepted_from"] == old and recorded["lakeplan.fingerprint"] != old
-    assert rows(spark, WIDE) == [(1, "A", "ALPHA", 2), (2, "B", "BETA", 2)]  # kept its counter, merged the new
-    project.run("run", "-s", "wide")  # the same inputs again: the table already holds this run (issue 28)
-    assert rows(spark, WIDE) == [(1, "A", "ALPHA", 2), (2, "B", "BETA", 2)]
-    project.run("seed", "-s", "customers", "--full-refresh")  # a new delivery (an unchanged CSV is not loaded again)
-    project.run("run", "-s", "wide")  # a normal incremental run
-    assert rows(spark, WIDE) == [(1, "A", "ALPHA", 3), (2, "B", "BETA", 3)]
-    assert counts(spark, WIDE) == [before[0] + 2]
-
-
-def test_a_new_member_fills_its_columns_and_a_removed_or_changed_one_is_named(project, spark):
-    before = counts(spark, WIDE)
-    write_files(project.path, {
-        "models/wide.yml": WIDE_YML.format(orders_rule="sum", more_columns="\n      - {name: region, data_type: string}"),
-        "models/m_region.sql": "{{ config(partial_update_target='wide') }}\nselect id, concat('r', id) as region from {{ ref('customers') }}",
-    })  # fmt: skip
-    project.run("run", "-s", "wide")
-    assert rows(spark, WIDE) == [(1, "A", "alpha", 2, "r1"), (2, "B", "beta", 2, "r2")]  # no rebuild: orders went on
-    assert counts(spark, WIDE) == [before[0] + 1]
-
-    (project.path / "models" / "m_profile.sql").unlink()
-    log = project.fail("run", "-s", "wide")
-    assert "What changed: member `m_profile` was removed.\n" in log
-    write_files(project.path, {
-        "models/m_profile.sql": FILES["models/m_profile.sql"],
-        "models/m_orders.sql": FILES["models/m_orders.sql"].replace("cast(1 as bigint)", "cast(10 as bigint)"),
-    })  # fmt: skip
-    log = project.fail("run", "-s", "wide")
-    assert "What changed: member `m_orders` changed its own SQL, columns or configs.\n" in log  # named once
-    assert counts(spark, WIDE) == [before[0] + 1]
 
 
 def test_a_changed_merge_rule_is_refused(project, spark):
@@ -141,6 +119,15 @@ def test_a_mismatch_stops_run_but_never_compile_docs_or_ls(project, spark):
     log = project.fail("run")
     assert "Model `totals` (incremental) would reuse" in log and "Model `wide` (partial_update) would reuse" in log
     assert counts(spark, WIDE, TOTALS) == before
+
+
+def test_editing_seed_data_keeps_the_state(project, spark):
+    assert rows(spark, WIDE) == [(1, "A", "alpha", 1), (2, "B", "beta", 1)]
+    before = counts(spark, WIDE)
+    write_files(project.path, {"seeds/segments.csv": "segment,owner\nA,apex\nB,beta\n"})  # data, not logic
+    project.run("build", "-s", "segments+")
+    assert rows(spark, WIDE) == [(1, "A", "apex", 2), (2, "B", "beta", 2)]  # merged: the counter went on
+    assert counts(spark, WIDE) == [before[0] + 1]
 
 
 @pytest.mark.parametrize("failure", ["column_the_target_lacks", "value_that_does_not_fit"])
@@ -164,3 +151,48 @@ def test_a_new_member_whose_write_fails_leaves_the_recorded_logic_as_it_was(proj
     project.run("seed", "-s", "customers", "--full-refresh")
     project.run("run", "-s", "wide")  # the project as it was: no state mismatch
     assert counts(spark, WIDE) == [before[0][0] + 1]
+
+
+# The tests below record new logic in the table: each builds a project of its own.
+
+
+def test_accepting_new_logic_keeps_the_table_and_later_runs_proceed(alone, spark):
+    old = properties(spark, ALONE_WIDE)["lakeplan.fingerprint"]
+    before = counts(spark, ALONE_WIDE)
+    write_files(alone.path, {"models/m_profile.sql": FILES["models/m_profile.sql"].replace("s.owner", "upper(s.owner) as owner")})
+    assert "member `m_profile` changed" in alone.fail("run", "-s", "wide")
+    alone.run("run", "-s", "wide", "--vars", "{lakeplan_accept_state: [wide]}")
+    # said once, though the check meets the model on run start, before its write and after it
+    assert alone.shown.count("lakeplan: model `wide`: accepting its current logic") == 1, alone.shown
+    recorded = properties(spark, ALONE_WIDE)
+    assert recorded["lakeplan.fingerprint.accepted_from"] == old and recorded["lakeplan.fingerprint"] != old
+    assert rows(spark, ALONE_WIDE) == [(1, "A", "ALPHA", 2), (2, "B", "BETA", 2)]  # kept its counter, merged the new
+    alone.run("run", "-s", "wide")  # the same inputs again: the table already holds this run (issue 28)
+    assert rows(spark, ALONE_WIDE) == [(1, "A", "ALPHA", 2), (2, "B", "BETA", 2)]
+    alone.run("seed", "-s", "customers", "--full-refresh")  # a new delivery (an unchanged CSV is not loaded again)
+    alone.run("run", "-s", "wide")  # a normal incremental run
+    assert rows(spark, ALONE_WIDE) == [(1, "A", "ALPHA", 3), (2, "B", "BETA", 3)]
+    assert counts(spark, ALONE_WIDE) == [before[0] + 2]
+
+
+def test_a_new_member_fills_its_columns_and_a_removed_or_changed_one_is_named(alone, spark):
+    before = counts(spark, ALONE_WIDE)
+    write_files(alone.path, {
+        "models/wide.yml": WIDE_YML.format(orders_rule="sum", more_columns="\n      - {name: region, data_type: string}"),
+        "models/m_region.sql": "{{ config(partial_update_target='wide') }}\nselect id, concat('r', id) as region from {{ ref('customers') }}",
+    })  # fmt: skip
+    alone.run("run", "-s", "wide")
+    # no rebuild: orders went on
+    assert rows(spark, ALONE_WIDE) == [(1, "A", "alpha", 2, "r1"), (2, "B", "beta", 2, "r2")]
+    assert counts(spark, ALONE_WIDE) == [before[0] + 1]
+
+    (alone.path / "models" / "m_profile.sql").unlink()
+    log = alone.fail("run", "-s", "wide")
+    assert "What changed: member `m_profile` was removed.\n" in log
+    write_files(alone.path, {
+        "models/m_profile.sql": FILES["models/m_profile.sql"],
+        "models/m_orders.sql": FILES["models/m_orders.sql"].replace("cast(1 as bigint)", "cast(10 as bigint)"),
+    })  # fmt: skip
+    log = alone.fail("run", "-s", "wide")
+    assert "What changed: member `m_orders` changed its own SQL, columns or configs.\n" in log  # named once
+    assert counts(spark, ALONE_WIDE) == [before[0] + 1]

@@ -44,12 +44,11 @@ AFTER = {
 @pytest.mark.parametrize("kind, files, table", KINDS)
 def test_a_late_row_loses_against_a_delete_of_an_earlier_run(make_project, spark, kind, files, table):
     project = make_project(f"tombstones_{kind}", files)
-    project.run("seed")
     relation = f"lakeplan_tombstones_{kind}.{table}"
     columns = "id, lsn, val"
     for batch, expected in AFTER.items():
         before = snapshots(spark, relation)
-        project.run("run", "--vars", f"{{batch: {batch}}}")
+        project.run("build" if batch == 1 else "run", "--vars", f"{{batch: {batch}}}")  # the seed, with the first
         assert sorted(tuple(r) for r in spark.sql(f"select {columns} from {relation}").collect()) == expected, batch
         assert snapshots(spark, relation) == before + 1  # one commit of the table per run
     # The table users read has only its own columns; the tombstone is in the side table.
@@ -60,9 +59,8 @@ def test_a_late_row_loses_against_a_delete_of_an_earlier_run(make_project, spark
 def test_tombstones_are_removed_after_their_retention(make_project, spark):
     project = make_project("tombstone_retention", {**UPSERT, "models/current.sql": UPSERT["models/current.sql"].replace(
         "op_column='op'", "op_column='op', tombstone_retention_days=2")})  # fmt: skip
-    project.run("seed")
     tombstones = "lakeplan_tombstone_retention.current__lakeplan_tombstones"
-    project.run("run", "--vars", "{batch: 1}")
+    project.run("build", "--vars", "{batch: 1}")  # the seed, then the model
     assert [r[:2] for r in rows(spark, tombstones)] == [(2, 13)]
     spark.sql(f"update {tombstones} set lakeplan_deleted_at = lakeplan_deleted_at - interval 1 day")
     project.run("run", "--vars", "{batch: 4}")  # no changes: a day-old tombstone stays
@@ -112,7 +110,6 @@ TWO_SEQUENCES = {
 
 def test_a_delete_is_compared_only_with_rows_of_its_own_sequence(make_project, spark):
     project = make_project("tombstone_sequences", TWO_SEQUENCES)
-    project.run("seed")
     relation = "lakeplan_tombstone_sequences.wide"
     # batch 1: key 2 written by `seen`, then deleted by `cdc` (the changelog group writes after the insert-only one)
     # batch 2: `seen`'s row brings key 2 back (a timestamp is not compared with `cdc`'s delete), `cdc`'s late +U
@@ -121,7 +118,7 @@ def test_a_delete_is_compared_only_with_rows_of_its_own_sequence(make_project, s
              3: [(1, "a1", "b1"), (2, "a2 again", "b2 new")]}  # fmt: skip
     counts = []
     for batch, expected in after.items():
-        project.run("run", "--vars", f"{{batch: {batch}}}")
+        project.run("build" if batch == 1 else "run", "--vars", f"{{batch: {batch}}}")  # the seeds, with the first
         assert rows(spark, relation) == expected, batch
         counts.append(snapshots(spark, relation))
     assert counts == [1, 3, 5]  # created by one statement, then each run's two groups: one commit each
@@ -161,9 +158,8 @@ def test_deletes_that_cannot_be_ordered_are_refused_before_any_write(make_projec
 @pytest.mark.parametrize("kind, files, table", KINDS)
 def test_a_full_refresh_keeps_remembered_deletes_unless_told_to_forget(make_project, spark, kind, files, table):
     project = make_project(f"refresh_{kind}", files)
-    project.run("seed")
     relation = f"lakeplan_refresh_{kind}.{table}"
-    project.run("run", "--vars", "{batch: 1}")  # key 2 inserted and deleted (lsn 13)
+    project.run("build", "--vars", "{batch: 1}")  # the seed, then key 2 inserted and deleted (lsn 13)
     # a rebuild from a changelog that now holds only key 2's late +U (lsn 12): the delete still wins
     project.run("run", "--full-refresh", "--vars", "{batch: 2}")
     assert [r[:2] for r in rows(spark, f"{relation}__lakeplan_tombstones")] == [(2, 13)]

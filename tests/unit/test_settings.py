@@ -7,7 +7,7 @@ import re
 import pytest
 
 from dbt_lakeplan import manifest_fingerprints
-from dbt_lakeplan.settings import SCHEMAS, changes_contents, read_settings
+from dbt_lakeplan.settings import SCHEMAS, beside_meta, changes_contents, read_settings
 from tests.conftest import REPO
 
 spec = importlib.util.spec_from_file_location("settings_doc", REPO / "scripts" / "settings_doc.py")
@@ -60,6 +60,11 @@ def test_the_settings_reference_is_generated_from_the_declarations():
         ("source", {"scan_paralelism": 4}, ["did you mean `scan_parallelism`?"]),
         ("source", {"changelog_mode": "cdc"}, ["`changelog_mode: 'cdc'`", "Fix: one of `insert_only`, `upsert`, `all`"]),
         ("column", {"merg": "sum"}, ["did you mean `merge`?"]),
+        # a new-user trial: `merge_rule: sum` passed in silence and the column merged by last_non_null
+        ("column", {"merge_rule": "sum"}, ["sets `merge_rule: 'sum'`", "did you mean `merge: sum`?"]),
+        ("column", {"aggregate-function": "max"}, ["Paimon's name", "did you mean `merge: max`?"]),
+        ("column", {"rule": "last_non_null"}, ["`last_non_null` is a merge rule", "did you mean `merge: last_non_null`?"]),
+        ("column", {"list_delimiter": ", "}, ["did you mean `listagg_delimiter`?"]),
         ("source", {"datagen": {"rowz": 200, "fields": {"a": "id"}}}, ["(at `rowz`: extra inputs are not permitted)"]),
         ("source", {"datagen": {"changelog": {"keys": 0, "versions": 4}}}, ["at `changelog.keys`"]),
         ("source", {"datagen": {"rows": 10}}, ["give either `rows` and `fields`, or `changelog"]),
@@ -68,6 +73,11 @@ def test_the_settings_reference_is_generated_from_the_declarations():
         ("model", {"maintenance": {"small_file": 5}}, ["Fix: rename `small_file` to `small_files` (did you mean it?); "
                                                       "use only `after_write`, `target_file_mib`, `small_files`"]),
         ("var", {"scan_parallelism": 4}, None),
+        # the rules are listed once, in the fix (a new-user trial read them twice in one sentence)
+        ("column", {"merge": {"rule": "sum"}}, ["(it is none of the setting's values); ", "Fix: one of `last_non_null`"]),
+        ("column", {"lakeplan": {"merge": "sum"}}, ["nests `merge: 'sum'` under `lakeplan:`", "Fix: put it directly"]),
+        ("source", {"lakeplan": {"scan_parallelism": 4, "primary_key": ["id"]}}, ["Fix: put them directly in the "
+                                                                                 "source table `meta:`"]),
         ("column", {"merge": "avg"}, ["`merge: 'avg'`", "Fix: one of `last_non_null`"]),
         ("column", {"merge": "last_vale"}, ["`hll_sketch` (did you mean `last_value`?), or remove it."]),
         ("model", {"change_mode": "merge-on-read"}, ["`auto` (did you mean `merge_on_read`?), or remove it."]),
@@ -90,6 +100,22 @@ def test_a_problem_names_the_owner_the_setting_the_value_and_the_fix(place, raw,
 
 def test_other_tools_keys_pass_and_every_problem_of_one_place_is_reported():
     assert read_settings("model", "model `m`", {"file_format": "iceberg", "owner": "me"}, frozenset({"file_format"}))[1] == []
+    # a column's meta holds docs and other tools' tags; only a key named like a merge rule is a lakeplan problem,
+    # whatever the value of another key (a new-user trial: `unit: count` was refused and told to become `merge`)
+    assert read_settings("column", "column `a`", {"owner": "finance", "pii": True, "merged_from": "crm",
+                                                  "unit": "count", "priority": "max"})[1] == []
+    # on a column no rule merges (not a partial-update target's) such a key is not lakeplan's either
+    assert read_settings("column", "column `a`", {"merge_rule": "sum"}, merged=False)[1] == []
+    assert read_settings("column", "column `a`", {"lakeplan": {"merge": "sum"}}, merged=False)[1] == []
+
+
+def test_a_setting_beside_a_name_instead_of_under_meta_is_refused_and_other_keys_pass():
+    [problem] = beside_meta("column", "column `total` of model `t`", {"merge": "sum", "tags_extra": 1})
+    assert problem.startswith("column `total` of model `t` sets `merge: 'sum'` beside its name")
+    assert problem.endswith("Fix: put it under `meta:` (`meta: {merge: 'sum'}`).")
+    assert beside_meta("source", "source `raw.events`", {"loader": "x", "scan_parallelism": 4})[0].startswith(
+        "source `raw.events` sets `scan_parallelism: 4` beside its name")
+    assert beside_meta("source", "source `raw.events`", {}) == []
     settings, found = read_settings("model", "model `m`", {"parallelism": 0, "key_groups": "8", "write_modes": "merge"})
     assert settings is None and len(found) == 3
     # each key of a nested setting is its own problem (a new-user trial fixed one per parse)
