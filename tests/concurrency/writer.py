@@ -1,10 +1,13 @@
 """One writer of the concurrency test (tests/integration/test_concurrent_commits.py), run as its own process with one
 Spark for every case: it says it is ready once Spark and the catalog are open, then for each case the test releases
-(a file `go-<case>` in the barrier folder, in any order) commits `commits` times and prints `done <case>`.
+(a file `go-<case>` in the barrier folder, in any order) commits and prints `done <case>`.
 
-- a table name: one row per INSERT statement (one Iceberg commit each), row (writer, commit, writer * 1000 + commit);
-- `target`: `dbt run` of the lakeplan target in the project folder, in this process on this Spark, until `commits`
-  runs of this writer have landed; a run another run's commit beat stops with lakeplan's sentence and is run again.
+- a table name: `commits` INSERT statements of one row each (one Iceberg commit each), row (writer, commit,
+  writer * 1000 + commit);
+- `target:<events>:<first round>:<rounds>`: per round, one event (writer, round, writer * 1000 + round) into the
+  lakeplan target's input `<events>`, then, once every writer has added its own (a barrier per round), one `dbt run`
+  of the target in the project folder, in this process on this Spark; it prints `landed target <writer> <round>`, or
+  `beaten target <writer> <round>` for a run another run's commit beat (stopped with lakeplan's sentence alone).
 
     python writer.py <writer> <commits> <barrier folder> <project folder> <case> [<case> ...]
 """
@@ -36,50 +39,57 @@ def insert_rows(spark, table: str, writer: int, commits: int) -> None:
 
 def parsed(project: Path, writer: int) -> tuple:
     """The project parsed once, before the barrier, into this writer's own target folder; writer 0 then runs it
-    once as writer 4 (one row, one commit), so the target exists before the writers race to create it."""
+    once (it consumes the event the test wrote first), so the target exists before the writers race to create it."""
     from dbt.cli.main import dbtRunner
 
     own = ["--project-dir", str(project), "--target", "team", "--target-path", f"target-{writer}",
            "--log-path", str(project / f"logs-{writer}")]
-    os.environ.update(WRITER=str(writer), COMMIT="0")
     manifest = dbtRunner().invoke(["parse", *own]).result
     if writer == 0:
-        os.environ["WRITER"] = "4"
         assert dbtRunner(manifest=manifest).invoke(["run", *own]).success, "the run creating the target failed"
-        os.environ["WRITER"] = "0"
     return manifest, own
 
 
-def dbt_runs(manifest, own: list[str], writer: int, commits: int) -> None:
-    """Each run compiles the target's member with this writer's WRITER and COMMIT (env_var): a landed run adds one
-    commit and writer * 1000 + commit to the writer's row."""
+def dbt_rounds(spark, manifest, own: list[str], writer: int, case: str, barrier: Path) -> None:
+    """Each round's run reads the events not yet consumed (new_rows): one landed run of the round adds them to the
+    target; a beaten one leaves them for a later run."""
     from dbt.cli.main import dbtRunner
 
-    commit = 0
-    while commit < commits:
-        os.environ["COMMIT"] = str(commit)
-        events: list = []
-        result = dbtRunner(manifest=manifest, callbacks=[events.append]).invoke(["run", *own])
-        said = "\n".join(event.info.msg for event in events)
+    _, events, first, rounds = case.split(":")
+    for round_ in range(int(first), int(first) + int(rounds)):
+        spark.sql(f"insert into {events} values ({writer}, {round_}, {writer * 1000 + round_})")
+        meet(barrier, f"round-{round_}")
+        said: list = []
+        result = dbtRunner(manifest=manifest, callbacks=[said.append]).invoke(["run", *own])
+        text = "\n".join(event.info.msg for event in said if event.info.level != "debug")  # what dbt shows
         if result.success:
-            print(f"committed target {writer} {commit}", flush=True)
-            commit += 1
-        elif BEATEN in said:
-            print(f"beaten target {writer} {commit}", flush=True)
+            print(f"landed target {writer} {round_}", flush=True)
+        elif BEATEN in text and "\tat " not in text and "Traceback" not in text:
+            print(f"beaten target {writer} {round_}", flush=True)
         else:
-            raise SystemExit(f"dbt run of writer {writer} failed:\n{said[-4000:]}")
+            raise SystemExit(f"dbt run of writer {writer} failed:\n{text[-4000:]}")
+
+
+def meet(barrier: Path, name: str, timeout: float = 600) -> None:
+    """Waits until every writer (each touched `ready-<writer>`) has reached `name`."""
+    (barrier / f"{name}-{os.getpid()}").touch()
+    writers, deadline = len(list(barrier.glob("ready-*"))), time.monotonic() + timeout
+    while len(list(barrier.glob(f"{name}-*"))) < writers:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"not every writer reached {name} within {timeout} s")
+        time.sleep(0.02)
 
 
 def main(writer: int, commits: int, barrier: Path, project: Path, cases: list[str]) -> None:
     spark = SparkSession.builder.enableHiveSupport().getOrCreate()
     spark.sql("show databases").collect()  # the catalog open before the barrier
-    manifest, own = parsed(project, writer) if "target" in cases else (None, [])
+    manifest, own = parsed(project, writer) if any(c.startswith("target:") for c in cases) else (None, [])
     (barrier / f"ready-{writer}").touch()
     while cases:
         case = released(barrier, cases)
         cases.remove(case)
-        if case == "target":
-            dbt_runs(manifest, own, writer, commits)
+        if case.startswith("target:"):
+            dbt_rounds(spark, manifest, own, writer, case, barrier)
         else:
             insert_rows(spark, case, writer, commits)
         print(f"done {case}", flush=True)

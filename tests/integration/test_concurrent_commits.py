@@ -4,38 +4,49 @@ one target, run by dbt in each process. Without the lock (a table with `engine.h
 embedded settings on a metastore without HIVE-26882) the same writers lose commits while each reports success.
 
 The writers start once for the module (one JVM each, tests/concurrency/writer.py) and run each test's case together
-at a barrier; the test that kills one of them comes last."""
+at a barrier; the test that kills one of them comes last.
 
+The lakeplan target is counted by rounds, not by landed runs: each writer makes COMMITS attempts, one per round, all
+four started together. Its runs MERGE copy-on-write into one data file, so of the runs that meet one lands and the
+others are beaten (by design: the issue lets the later run stop with lakeplan's sentence); rerunning each beaten run
+until 100 had landed cost about 100 rounds. A round still makes four commits race, which is what could lose or double
+one: each round adds an event per writer to the target's input, read through new_rows, so a lost commit leaves events
+out of the target and a doubled one counts them twice against the record of what was consumed."""
+
+import json
 import signal
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.concurrency.harness import HERE, SparkSql, release, snapshot_chain, start_at_barrier
+from tests.concurrency.harness import HERE, SparkSql, release, snapshot_chain, spark_sql, start_at_barrier
 from tests.conftest import REPO, write_files
 
 WRITERS, COMMITS = 4, 25
 SCHEMA = "lakeplan_concurrent_commits"  # its own: it drops it, and test_stale_lock.py uses lakeplan_concurrency
 PLAIN, UNLOCKED, KILLED = f"{SCHEMA}.plain", f"{SCHEMA}.unlocked", f"{SCHEMA}.killed"
-TARGET = f"{SCHEMA}.totals"
+TARGET, EVENTS = f"{SCHEMA}.totals", f"{SCHEMA}.events"
+ROUNDS_PER_TEST = 5  # the target's COMMITS rounds, in tests of 5 (each test within 120 s)
 EXPECTED_TOTAL = sum(writer * 1000 + commit for writer in range(WRITERS) for commit in range(COMMITS))
-PROJECT = {  # a lakeplan target whose member adds one commit and writer * 1000 + commit to the writer's row
+PROJECT = {  # a lakeplan target that sums, per writer, the events its member reads with new_rows
     "dbt_project.yml": "name: lakeplan\nversion: '0.1.0'\nconfig-version: 2\nprofile: lakeplan\n"
                        "models:\n  lakeplan: {+schema: concurrent_commits, +file_format: iceberg}\n",
-    "models/totals.yml": """
+    "models/totals.yml": f"""
 version: 2
+sources:
+  - {{name: raw, schema: {SCHEMA}, tables: [{{name: events}}]}}
 models:
   - name: totals
-    config: {unique_key: writer}
+    config: {{unique_key: writer}}
     columns:
-      - {name: writer, data_type: int}
-      - {name: commits, data_type: bigint, meta: {merge: sum}}
-      - {name: total, data_type: bigint, meta: {merge: sum}}
+      - {{name: writer, data_type: int}}
+      - {{name: events, data_type: bigint, meta: {{merge: sum}}}}
+      - {{name: total, data_type: bigint, meta: {{merge: sum}}}}
 """,
     "models/totals.sql": "{{ partial_update_target() }}",
-    "models/added.sql": "{{ config(partial_update_target='totals') }}\nselect {{ env_var('WRITER') }} as writer, "
-                        "cast(1 as bigint) as commits, cast({{ env_var('WRITER') }} * 1000 + {{ env_var('COMMIT') }} "
-                        "as bigint) as total",
+    "models/added.sql": "{{ config(partial_update_target='totals') }}\nselect writer, cast(1 as bigint) as events, "
+                        "value as total from {{ lakeplan.new_rows(source('raw', 'events')) }}",
 }
 
 
@@ -45,7 +56,8 @@ def catalog(shared_catalog, tmp_path_factory):
     sql = SparkSql(shared_catalog, tmp_path_factory.mktemp("reader") / "spark.log")
     columns = "(writer int, commit int, value bigint) using iceberg"
     sql(f"drop schema if exists {SCHEMA} cascade", f"create schema {SCHEMA}", f"create table {PLAIN} {columns}",
-        f"create table {KILLED} {columns}",
+        f"create table {KILLED} {columns}", f"create table {EVENTS} {columns}",
+        f"insert into {EVENTS} values (4, 0, 4000)",  # what the run creating the target consumes
         f"create table {UNLOCKED} {columns} tblproperties ('engine.hive.lock-enabled' = 'false')")
     yield sql
     sql.close()
@@ -57,7 +69,7 @@ def writers(shared_catalog, catalog, tmp_path_factory):
     project, barrier = tmp_path_factory.mktemp("project"), tmp_path_factory.mktemp("barrier")
     (project / "macros").symlink_to(REPO / "macros")
     write_files(project, PROJECT)
-    cases = [PLAIN, UNLOCKED, "target", KILLED]
+    cases = [PLAIN, UNLOCKED, *(target_case(first) for first in range(0, COMMITS, ROUNDS_PER_TEST)), KILLED]
     commands = [[sys.executable, str(HERE / "writer.py"), str(n), str(COMMITS), str(barrier), str(project), *cases]
                 for n in range(WRITERS)]
     processes = start_at_barrier(commands, shared_catalog, barrier)
@@ -97,21 +109,71 @@ def test_without_locks_the_same_writers_lose_commits_in_silence(catalog, writers
     print(f"locks off: {lost} of {WRITERS * COMMITS} commits lost")
 
 
-def test_every_run_of_four_writers_of_one_lakeplan_target_lands_once(catalog, writers):
-    """Each writer runs dbt until COMMITS of its runs landed; a run another run beat stops with lakeplan's sentence
-    and leaves nothing (its rerun is what lands). Every landed run is counted exactly once."""
-    said = release(*writers, "target")
-    rows, branches, tables, main = catalog(
-        f"select writer, commits, total from {TARGET} order by writer",
-        f"select name from {TARGET}.refs where type = 'BRANCH'", f"show tables in {SCHEMA}",
-        f"select count(*) as snapshots from {TARGET}.history where is_current_ancestor")
-    assert rows == [{"writer": n, "commits": COMMITS, "total": sum(n * 1000 + c for c in range(COMMITS))}
-                    for n in range(WRITERS)] + [{"writer": 4, "commits": 1, "total": 4000}]
+def target_case(first: int) -> str:
+    return f"target:{EVENTS}:{first}:{ROUNDS_PER_TEST}"
+
+
+@pytest.fixture(scope="module")
+def landed_runs(catalog, writers) -> list:
+    """How many runs of the target have landed so far in the module, after the snapshots the first run made."""
+    return [len(main_chain(catalog))]
+
+
+def main_chain(catalog) -> list[dict]:
+    """The target's snapshots on main, first to current; fails unless they form one unbroken chain."""
+    snapshots, ancestors = catalog(f"select snapshot_id, parent_id from {TARGET}.snapshots",
+                                   f"select snapshot_id from {TARGET}.history where is_current_ancestor")
+    on_main = {row["snapshot_id"] for row in ancestors}
+    chain = snapshot_chain([snapshot for snapshot in snapshots if snapshot["snapshot_id"] in on_main])
+    assert len(chain) == len(on_main)
+    return chain
+
+
+def test_a_process_started_while_runs_write_opens_the_catalog_and_reads(shared_catalog, catalog, writers,
+                                                                        landed_runs):
+    """Issue 46's 0 XSDB6: a Spark process started as the writers' first rounds of dbt runs begin opens the shared
+    catalog and reads the target while they write (it ends before they do); the runs end as the rounds' test below
+    checks."""
+    with ThreadPoolExecutor(1) as pool:
+        reading = pool.submit(spark_sql, shared_catalog, f"select count(*) as writers from {TARGET}")
+        said = release(*writers, target_case(0))
+        assert reading.done(), "the reading process did not end while the runs wrote"
+        [[read]] = reading.result()  # fails with the process's output if it could not open the catalog
+    assert 1 <= read["writers"] <= WRITERS + 1
+    assert_rounds_end_right(catalog, said, 0, landed_runs)
+
+
+@pytest.mark.parametrize("first", range(ROUNDS_PER_TEST, COMMITS, ROUNDS_PER_TEST))
+def test_every_attempt_at_one_lakeplan_target_lands_once_or_is_told_and_leaves_nothing(catalog, writers, first,
+                                                                                       landed_runs):
+    """ROUNDS_PER_TEST rounds of the four writers' runs at once; the first rounds are the test above's."""
+    assert_rounds_end_right(catalog, release(*writers, target_case(first)), first, landed_runs)
+
+
+def assert_rounds_end_right(catalog, said: dict[int, list[str]], first: int, landed_runs: list[int]) -> None:
+    """Each attempt of the rounds from `first` landed or was beaten (told lakeplan's sentence alone), at least one
+    landed per round, each landed run is one snapshot on main's unbroken chain, every event is in the target once,
+    the consumed record is the input's head, and no run left a pending record, branch or staging table."""
+    told = [line.split() for lines in said.values() for line in lines]  # [landed | beaten, target, writer, round]
+    rounds = range(first, first + ROUNDS_PER_TEST)
+    assert sorted((int(w), int(r)) for _, _, w, r in told) == [(w, r) for w in range(WRITERS) for r in rounds]
+    landed = [int(r) for outcome, _, _, r in told if outcome == "landed"]
+    assert set(landed) == set(rounds)  # each round one run at least lands
+    landed_runs.append(len(landed))
+    rows, events, properties, head, branches, tables = catalog(
+        f"select writer, events, total from {TARGET} order by writer",
+        f"select writer, count(*) as events, sum(value) as total from {EVENTS} group by writer order by writer",
+        f"show tblproperties {TARGET}", f"select snapshot_id from {EVENTS}.refs where name = 'main'",
+        f"select name from {TARGET}.refs where type = 'BRANCH'", f"show tables in {SCHEMA}")
+    assert rows == events  # every event counted once: none lost, none twice
+    record = {row["key"]: row["value"] for row in properties}
+    assert json.loads(record["lakeplan.consumed"]) == {EVENTS: head[0]["snapshot_id"]}
+    assert "lakeplan.consumed.pending" not in record
     assert [ref["name"] for ref in branches] == ["main"]  # no run's branch left
     assert not [t["tableName"] for t in tables if "staging" in t["tableName"]]  # nor its staging copy
-    beaten = sum(line.startswith("beaten") for lines in said.values() for line in lines)
-    print(f"lakeplan target: {WRITERS * COMMITS} runs landed, {beaten} beaten and run again, "
-          f"{main[0]['snapshots']} snapshots on main")
+    assert len(main_chain(catalog)) == sum(landed_runs)  # one snapshot per landed run
+    print(f"lakeplan target, rounds {first}-{first + ROUNDS_PER_TEST - 1}: {len(landed)} runs landed, "
+          f"{len(told) - len(landed)} beaten and told")
 
 
 def test_a_writer_killed_mid_run_leaves_the_others_and_the_table_right(catalog, writers):
