@@ -16,7 +16,10 @@ HERE = Path(__file__).parent
 
 
 def environment(conf_dir: Path) -> dict[str, str]:
-    return {**os.environ, "SPARK_CONF_DIR": str(conf_dir)}
+    """A process on the catalog of `conf_dir`: the `team` target names `$LAKEPLAN_HOME/catalog/spark-conf`, so
+    LAKEPLAN_HOME is that catalog's home (a pytest-xdist worker's own LAKEPLAN_HOME would name another folder, and
+    dbt would refuse the target on the Spark started here)."""
+    return {**os.environ, "SPARK_CONF_DIR": str(conf_dir), "LAKEPLAN_HOME": str(conf_dir.parent.parent)}
 
 
 def spark_sql(conf_dir: Path, *statements: str) -> list[list[dict]]:

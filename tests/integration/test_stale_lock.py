@@ -50,8 +50,7 @@ def test_a_lock_still_held_is_told_naming_the_table_and_the_fix(shared_catalog, 
             "models/locked.sql": "{{ config(materialized='incremental', incremental_strategy='append', "
                                  "file_format='iceberg', schema='concurrency') }}\nselect 1 as n"})
         done = subprocess.run([str(Path(sys.executable).parent / "dbt"), "run", "--target", "team", "--project-dir",
-                               str(project)], env={**environment(conf), "LAKEPLAN_HOME": str(home),
-                                                   "LAKEPLAN_SCHEMA": "lakeplan"},
+                               str(project)], env={**environment(conf), "LAKEPLAN_SCHEMA": "lakeplan"},
                               capture_output=True, text=True, timeout=900)
     finally:
         holder.kill()
