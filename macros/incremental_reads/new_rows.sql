@@ -172,6 +172,7 @@
     `lakeplan.consumed` after its commit; if it was stopped in between, the table's history tells: the write
     committed when a snapshot that is not a compaction follows `base` in the current lineage. -#}
 {% macro lakeplan_consumed(relation, properties=none) %}
+    {%- if properties is none -%}{%- do lakeplan.lakeplan_note_consumed_base(relation) -%}{%- endif -%}
     {%- set properties = lakeplan.lakeplan_table_properties(relation) if properties is none else properties -%}
     {%- set consumed = fromjson(properties.get('lakeplan.consumed', '{}')) -%}
     {%- set pending = fromjson(properties.get('lakeplan.consumed.pending', 'null')) -%}
@@ -190,6 +191,36 @@
         {%- do read.update({relation | string: lakeplan.lakeplan_read_table_properties(relation)}) -%}
     {%- endif -%}
     {{ return(read[relation | string]) }}
+{% endmacro %}
+
+{#- Notes the snapshot `relation`'s main is at, before this invocation first reads its record of what was consumed
+    (first: a commit in between makes it older than the record, which only stops this run's write, never doubles
+    it); none where that record had been read already. -#}
+{% macro lakeplan_note_consumed_base(relation) %}
+    {%- set bases = lakeplan.lakeplan_invocation_cache('lakeplan_consumed_base') -%}
+    {%- if lakeplan.lakeplan_relation_name(relation) not in bases -%}
+        {%- set unread = relation | string not in lakeplan.lakeplan_invocation_cache('lakeplan_table_properties') -%}
+        {%- do bases.update({lakeplan.lakeplan_relation_name(relation):
+            lakeplan.lakeplan_head_snapshot(relation) if unread else none}) -%}
+    {%- endif -%}
+{% endmacro %}
+
+{#- The snapshot lakeplan_note_consumed_base noted for `relation` in this invocation, or none. A write that applies
+    what its inputs added since that record must commit onto it (lakeplan_unmoved_check): onto a later one, another
+    run's commit has applied those rows already. -#}
+{% macro lakeplan_consumed_base(relation) %}
+    {%- set bases = lakeplan.lakeplan_invocation_cache('lakeplan_consumed_base') -%}
+    {{ return(bases.get(lakeplan.lakeplan_relation_name(relation))) }}
+{% endmacro %}
+
+{#- A condition for the rows a write sends into `relation`: true while its main is still at `base`, else the write
+    stops with the words concurrency.py tells as another run's commit; none without a base. Spark resolves the
+    written table before this subquery, so a commit between the two stops the write instead of passing. -#}
+{% macro lakeplan_unmoved_check(relation, base) %}
+    {%- if base is none -%}{{ return(none) }}{%- endif -%}
+    {{ return('case when (select snapshot_id from ' ~ relation ~ ".refs where name = 'main') = " ~ base
+        ~ " then true else raise_error('lakeplan: " ~ relation ~ ' changed after this run read its inputs (at snapshot '
+        ~ base ~ ")') end") }}
 {% endmacro %}
 
 {#- Before snapshot expiry: a pending record of what a write consumed (a write stopped between its commit and its

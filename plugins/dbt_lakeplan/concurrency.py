@@ -15,7 +15,8 @@ from typing import Callable
 
 # Iceberg's and Spark's words for a commit that another writer's commit made impossible, or a lock never granted
 CONFLICT = re.compile(r"Found conflicting files|CommitFailedException|Cannot commit\b|Cannot fast-forward"
-                      r"|is not an ancestor of|waiting for lock on", re.IGNORECASE)
+                      r"|is not an ancestor of|waiting for lock on"
+                      r"|changed after this run read its inputs", re.IGNORECASE)
 LOCK_TIMEOUT = re.compile(r"Timed out after (\d+) ms waiting for lock on ([\w.`]+)")
 # the table a statement writes: lakeplan's commit marker (utils/commit_marker.sql), else its MERGE, INSERT or CREATE
 WRITTEN = re.compile(r"^-- lakeplan: commits the write of (\S+)$|merge\s+into\s+([^\s(]+)"

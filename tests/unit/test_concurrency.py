@@ -43,6 +43,8 @@ def test_a_write_another_run_beat_is_one_sentence_naming_the_table_and_that_run(
     assert sent[0] == f"alter table s.wide drop branch if exists {RUN}"
     assert "alter table s.wide unset tblproperties if exists ('lakeplan.consumed.pending')" in sent
     assert after_failure(query, GROUP, "[DIVIDE_BY_ZERO] Division by zero.", "me") is None
+    moved = "[USER_RAISED_EXCEPTION] lakeplan: s.wide changed after this run read its inputs (at snapshot 6)"
+    assert after_failure(query, GROUP, moved, "me").startswith("s.wide was changed by the run of Spark application")
 
 
 def test_a_lock_never_granted_names_the_table_and_how_it_clears():

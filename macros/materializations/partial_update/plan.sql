@@ -109,6 +109,9 @@
     {%- endif -%}
     {%- set after = [] -%}
     {%- set commit = lakeplan.lakeplan_commit_marker(target) -%}
+    {#- what the members read with new_rows is applied onto the snapshot its consumed record was read at -#}
+    {%- set base = lakeplan.lakeplan_consumed_base(target) if read.inputs and not creates else none -%}
+    {%- do spec.update({'unmoved': lakeplan.lakeplan_unmoved_check(target, base)}) -%}
     {%- if write_groups | length == 1 -%}
         {%- set writes = [{'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
             target, write_groups[0], spec, creates, commit ~ lakeplan.lakeplan_partial_update_group_label(write_groups, 0, spec))}] -%}
@@ -132,7 +135,9 @@
                 'sql': commit ~ lakeplan.lakeplan_partial_update_create_sql(target, 'select * from ' ~ staging)}) -%}
             {%- do after.extend(['drop table ' ~ staging ~ ' purge'] + ([drop_branch] if load_relation(target) else [])) -%}
         {%- else -%}
-            {%- do before.append('alter table ' ~ target ~ ' create or replace branch ' ~ branch) -%}
+            {#- from `base`: main's fast-forward then fails once another run committed after it -#}
+            {%- do before.append('alter table ' ~ target ~ ' create or replace branch ' ~ branch
+                ~ (' as of version ' ~ base if base is not none else '')) -%}
             {%- do writes.append({'name': 'main', 'sql': commit ~ 'call system.fast_forward('
                 ~ lakeplan.lakeplan_string_literal(target | string) ~ ", 'main', '" ~ branch ~ "')"}) -%}
             {%- do after.append(drop_branch) -%}
@@ -191,6 +196,9 @@
     {#- a shuffled collapse is distributed on the key into `parallelism` partitions already -#}
     {%- set parallelism = none if layout.shuffled else write_group.group.parallelism -%}
     {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed, parallelism, spec.unique_key) ~ '\n)' -%}
+    {%- if spec.get('unmoved') and into is none and not creates -%}
+        {%- set source = '(select * from ' ~ source ~ ' as lakeplan_unmoved where ' ~ spec.unmoved ~ ')' -%}
+    {%- endif -%}
     {%- set merges = not creates and write_group.group.write_mode != 'overwrite' -%}
     {%- set options = lakeplan.lakeplan_merge_session_options(target, write_group.group.write_options, staging,
         spec.get('change_mode')) if merges
