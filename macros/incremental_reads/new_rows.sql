@@ -57,6 +57,9 @@
     {%- set since = lakeplan.lakeplan_lineage(relation) -%}
     {%- set current = since[-1].id if since else none -%}
     {%- set consumer = lakeplan.lakeplan_consumer() -%}
+    {%- if consumer is not none and not flags.FULL_REFRESH and lakeplan.lakeplan_plan().get('member_of') -%}
+        {%- do lakeplan.lakeplan_note_consumed_base(consumer) -%}{#- a partial-update target's: plan.sql -#}
+    {%- endif -%}
     {%- set consumed = none if flags.FULL_REFRESH or consumer is none
         else lakeplan.lakeplan_consumed(consumer).get(relation | string) -%}
     {%- set lineage = since | map(attribute='id') | list -%}
@@ -172,7 +175,6 @@
     `lakeplan.consumed` after its commit; if it was stopped in between, the table's history tells: the write
     committed when a snapshot that is not a compaction follows `base` in the current lineage. -#}
 {% macro lakeplan_consumed(relation, properties=none) %}
-    {%- if properties is none -%}{%- do lakeplan.lakeplan_note_consumed_base(relation) -%}{%- endif -%}
     {%- set properties = lakeplan.lakeplan_table_properties(relation) if properties is none else properties -%}
     {%- set consumed = fromjson(properties.get('lakeplan.consumed', '{}')) -%}
     {%- set pending = fromjson(properties.get('lakeplan.consumed.pending', 'null')) -%}
@@ -193,9 +195,9 @@
     {{ return(read[relation | string]) }}
 {% endmacro %}
 
-{#- Notes the snapshot `relation`'s main is at, before this invocation first reads its record of what was consumed
-    (first: a commit in between makes it older than the record, which only stops this run's write, never doubles
-    it); none where that record had been read already. -#}
+{#- Notes the snapshot the main of `relation` (a partial-update target, an Iceberg table) is at, before this
+    invocation first reads its record of what was consumed (first: a commit in between makes it older than the
+    record, which only stops this run's write, never doubles it); none where that record had been read already. -#}
 {% macro lakeplan_note_consumed_base(relation) %}
     {%- set bases = lakeplan.lakeplan_invocation_cache('lakeplan_consumed_base') -%}
     {%- if lakeplan.lakeplan_relation_name(relation) not in bases -%}
