@@ -166,17 +166,23 @@ def command_values(values: dict[str, object]):
 
 
 class DbtProject:
-    """A dbt project on disk and a way to invoke dbt on it in this process."""
+    """A dbt project on disk and a way to invoke dbt on it in this process; with `manifest`, every invocation is given
+    that one parse, as a scheduler (Dagster, Airflow) or a long-running process calling dbtRunner does."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, path: Path, manifest=None):
+        self.path, self.manifest = path, manifest
+
+    def parsed_once(self) -> DbtProject:
+        """This project with one parse that each of its invocations reuses."""
+        return DbtProject(self.path, self.run("parse").result)
 
     def invoke(self, *args: str, **values: object) -> tuple[dbtRunnerResult, str]:
         """Runs `dbt <args>` with `values` for the models' `env_value`s; returns dbt's result and every message dbt
         logged, as one text. What a user sees (every message above debug level) is kept in `self.shown`."""
         events: list = []
         with command_values(values):
-            result = dbtRunner(callbacks=[events.append]).invoke([*args, "--project-dir", str(self.path)])
+            runner = dbtRunner(manifest=self.manifest, callbacks=[events.append])
+            result = runner.invoke([*args, "--project-dir", str(self.path)])
         self.shown = "\n".join(event.info.msg for event in events if event.info.level != "debug")
         return result, "\n".join(event.info.msg for event in events)
 

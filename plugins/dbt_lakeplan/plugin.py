@@ -2,7 +2,7 @@
 
 It also fixes dbt-spark's adapter: quoting, Iceberg tables' format, missing columns' names, errors (spark_adapter.py),
 makes `dbt compile` of a partial-update target show its write (compiled_write.py), and keeps a package's YAML on that
-package's own nodes (package_yaml.py).
+package's own nodes (package_yaml.py); a manifest handed to dbt again is compiled afresh (manifest_reuse.py).
 
 dbt calls a plugin's `get_manifest_artifacts` only when it writes JSON, after manifest.json is written, and
 not at all for `docs generate` or `--no-write-json`. lakeplan's rewrite must reach every command, so the
@@ -20,7 +20,7 @@ from dbt.plugins.manager import dbt_hook, dbtPlugin
 
 from dbt_lakeplan.artifacts import FINGERPRINTS_FILE, SINK_REUSE_FILE, SQL_CACHE_FILE, JsonArtifact, read_cache, write_cache
 from dbt_lakeplan.manifest_fingerprints import apply_fingerprints
-from dbt_lakeplan import compiled_write, package_yaml, session_catalog, spark_adapter
+from dbt_lakeplan import compiled_write, manifest_reuse, package_yaml, session_catalog, spark_adapter
 from dbt_lakeplan.planner import plan_project
 
 REPORTS_ATTRIBUTE = "_lakeplan_reports"
@@ -62,6 +62,7 @@ class LakeplanPlugin(dbtPlugin):
         session_catalog.install()
         compiled_write.install()
         package_yaml.install()
+        manifest_reuse.install()
         load = ManifestLoader.get_full_manifest.__func__
         if not getattr(load, "lakeplan", False):
             ManifestLoader.get_full_manifest = classmethod(_with_lakeplan(load))

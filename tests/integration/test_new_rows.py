@@ -152,6 +152,21 @@ def test_new_rows_apply_each_row_once_and_empty_runs_read_and_record_nothing(pro
     assert (snapshots(spark, f"{SCHEMA}.totals"), snapshots(spark, f"{SCHEMA}.current")) == before
 
 
+def test_runs_given_one_parse_each_read_what_is_new_since_the_last(project, spark):
+    """dbtRunner(manifest=...) reuses one parse for every invocation (a scheduler, a long-running writer): each run's
+    members read the rows added since the run before, not the first run's SQL again (dbt kept a compiled ephemeral
+    model's SQL on the manifest: every later run read the input whole and recorded the first run's snapshot)."""
+    add_orders(spark, (1, 10, 5))
+    reusing = project.parsed_once()
+    reusing.run("run", "-s", "totals", "totals_whole")
+    for order in range(2, 5):  # each run after an order of its own
+        add_orders(spark, (order, 10, 10 ** order))
+        reusing.run("run", "-s", "totals", "totals_whole")
+        assert consumed(spark, "totals") == {"lakeplan.consumed": {ORDERS: head(spark, "orders")}}
+        assert rows(spark, "totals") == [(10, 5 + sum(10 ** n for n in range(2, order + 1)), 10 ** order)]
+        assert matches_a_whole_rebuild(spark)
+
+
 def test_an_input_snapshot_that_adds_no_row_is_nothing_new_and_what_comes_after_it_is_read_once(project, spark):
     """A compaction of the input (rewrite_data_files) moves its rows and adds none: the readers of new_rows write
     nothing, and explain and the compiled write say so; what is appended after it is read once. Iceberg commits an

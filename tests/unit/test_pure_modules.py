@@ -14,8 +14,8 @@ WITHOUT_DBT = (
     "fingerprint", "grouping", "manifest_fingerprints", "materializations", "merge_rules", "metastore_lock",
     "node_plan", "normalize", "partial_update", "settings", "spark_setup", "spark_types", "statement_options",
 )  # fmt: skip
-DBT_GLUE = ("cli", "compiled_write", "explain_dbt", "package_yaml", "planner", "plugin", "session_catalog",
-            "spark_adapter")
+DBT_GLUE = ("cli", "compiled_write", "explain_dbt", "manifest_reuse", "package_yaml", "planner", "plugin",
+            "session_catalog", "spark_adapter")
 
 # Runs in a fresh interpreter: importing dbt, any dbt_* distribution but lakeplan's, or pyspark fails there.
 IMPORT_WITHOUT_DBT = """
