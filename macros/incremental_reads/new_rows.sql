@@ -361,10 +361,14 @@
     {%- set resolved = lakeplan.lakeplan_consumed(relation) -%}
     {%- set consumed = dict(resolved) -%}
     {%- do consumed.update(read.inputs) -%}
-    {#- the record resolved from an earlier pending one is kept as this write replaces it -#}
+    {#- the record resolved from an earlier pending one is kept as this write replaces it; else the record is left
+        alone: it was read when this run began, and a run that committed and recorded since (which beats this one)
+        would be set back to it, its rows read and counted again by the next run -#}
+    {%- set recorded = fromjson(lakeplan.lakeplan_table_properties(relation).get('lakeplan.consumed', '{}')) -%}
+    {%- set before = {'lakeplan.consumed': tojson(resolved)} if resolved != recorded else {} -%}
+    {%- do before.update({'lakeplan.consumed.pending': tojson(pending)}) -%}
     {{ return({
-        'before': ['alter table ' ~ relation ~ ' set tblproperties (' ~ lakeplan.lakeplan_properties_sql(
-            {'lakeplan.consumed': tojson(resolved), 'lakeplan.consumed.pending': tojson(pending)}) ~ ')'],
+        'before': ['alter table ' ~ relation ~ ' set tblproperties (' ~ lakeplan.lakeplan_properties_sql(before) ~ ')'],
         'after': ['alter table ' ~ relation ~ ' set tblproperties (' ~ lakeplan.lakeplan_properties_sql(
             {'lakeplan.consumed': tojson(consumed)}) ~ ')',
             'alter table ' ~ relation ~ " unset tblproperties if exists ('lakeplan.consumed.pending')"]}) }}
