@@ -14,9 +14,12 @@ import functools
 
 
 def forget_compilation(manifest) -> None:
-    """Every node of `manifest` as parsed, before any invocation compiled it (a seed has nothing compiled)."""
+    """Every node of `manifest` as parsed, before any invocation compiled it. A seed is not a CompiledNode: its
+    `extra_ctes_injected` is a read-only property (setting it stopped `lakeplan explain` of a project with a seed)."""
+    from dbt.contracts.graph.nodes import CompiledNode
+
     for node in manifest.nodes.values():
-        if hasattr(node, "extra_ctes_injected"):
+        if isinstance(node, CompiledNode):
             node.compiled, node.compiled_code, node.compiled_path = False, None, None
             node.extra_ctes_injected, node.extra_ctes, node._pre_injected_sql = False, [], None
 
