@@ -72,7 +72,7 @@ def feeding_query(variant: str) -> str:
 
 def main(argv: list[str] | None = None, spark=None) -> dict:
     args = arguments(__doc__, argv, keys=(1_000_000, 500), versions=(4, 2))
-    spark = spark or spark_session()
+    spark = spark_session(spark)
     make_changes(spark, args.keys, args.versions)
     project = write_project("changelog", {"models/sources.yml": SOURCES, "models/upsert_hash.sql": LAKEPLAN,
                                           "models/merge_round_robin.sql": ROUND_ROBIN})  # fmt: skip

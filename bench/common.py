@@ -42,10 +42,14 @@ def arguments(doc: str, argv: list[str] | None, **sizes: tuple) -> argparse.Name
     return args
 
 
-def spark_session():
-    from pyspark.sql import SparkSession
+def spark_session(spark=None):
+    """The session a benchmark runs in (the caller's, as the tests give theirs, or this process's own), with the
+    benchmarks' schema in it: a benchmark may create its inputs before any dbt run creates the schema, and on a fresh
+    catalog (a new test worker's) nothing else has."""
+    if spark is None:
+        from pyspark.sql import SparkSession
 
-    spark = SparkSession.builder.enableHiveSupport().getOrCreate()
+        spark = SparkSession.builder.enableHiveSupport().getOrCreate()
     spark.sql(f"create schema if not exists {SCHEMA}")
     return spark
 

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None, spark=None, built_schema: str | None = N
     args = arguments(__doc__, argv)
     data = ROOT / ".lakeplan" / "data" / "tpch" / "sf0.01"
     subprocess.run([str(ROOT / "scripts" / "tpch_data.sh"), "0.01", str(data)], check=True)
-    spark = spark or spark_session()
+    spark = spark_session(spark)
     load_before = os.getloadavg()
     runs = []
     with environment(LAKEPLAN_TPCH_DIR=str(data), LAKEPLAN_SCHEMA=built_schema or SCHEMA):

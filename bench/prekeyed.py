@@ -63,7 +63,7 @@ def summary(result: dict) -> str:
 
 def main(argv: list[str] | None = None, spark=None) -> dict:
     args = arguments(__doc__, argv, rows=(20_000_000, 2_000), keys=(2_000_000, 200))
-    spark = spark or spark_session()
+    spark = spark_session(spark)
     build_seconds = build(args.rows, args.keys)
     runs = [
         {"query": query, "layout": layout, "repeat": repeat,

@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     from common import ROOT, markdown_table, record, spark_session
 
     if args.smoke:  # the workloads and the comparison, without a second checkout: both sides are this one
-        spark = spark or spark_session()
+        spark = spark_session(spark)
         both = dict.fromkeys(("base", "head"), lambda w: run_workload(spark, w))
         runs = compare(both, workloads([200], 100, args.only, members=2), 1)
         return {"base": args.base, "runs": runs, "medians": summarize(runs)}

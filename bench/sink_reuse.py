@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     args = parser.parse_args(argv)
     if args.smoke:
         args.keys, args.members, args.vary_members, args.vary_keys, args.repeats = [200], 2, [], 200, 1
-    spark = spark or spark_session()
+    spark = spark_session(spark)
     if not args.smoke:  # warm-up, not recorded: the first statements of a shape in a JVM pay for JIT and codegen
         measure(spark, args.members, 2000, 1, list(VARIANTS))
     runs = [run for keys in args.keys

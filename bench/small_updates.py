@@ -99,7 +99,6 @@ def append_batch(spark, members: int, keys: int, batch: int, fraction: float) ->
 
 
 def create_inputs(spark, members: int) -> None:
-    spark.sql(f"create schema if not exists {SCHEMA}")  # before dbt's first run creates it
     for m in range(members):
         drop_table(spark, source(m))
         columns = ", ".join(f"c{c} bigint" for c in range(COLUMNS))
@@ -367,7 +366,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     if args.smoke:  # two sizes where the same number of keys changes at each
         args.keys, args.members, args.runs, args.change, args.fractions = [2000], 2, 1, 0.02, []
         args.keys = [2000, 4000] if args.changed_keys else [2000]
-    spark = spark or spark_session()
+    spark = spark_session(spark)
     project = write_project(args.members)
     from common import dbt
 

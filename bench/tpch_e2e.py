@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     args = arguments(__doc__, argv, sf=("1", "0.01"))
     data = ROOT / ".lakeplan" / "data" / "tpch" / f"sf{args.sf}"
     subprocess.run([str(ROOT / "scripts" / "tpch_data.sh"), args.sf, str(data)], check=True)
-    spark = spark or spark_session()
+    spark = spark_session(spark)
     copy_example()
     builds = {"dbt build": [], "dbt build, no tests": ["--exclude-resource-type", "test"]}
     if args.smoke:

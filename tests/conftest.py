@@ -36,6 +36,11 @@ enable_test_caching()
 REPOSITORY_MODULES = ("test_cluster.py", "test_example_pipeline.py", "test_explain_browser.py")
 UNIT_PER_TEST = ("test_bench_smoke.py",)
 REPOSITORY_FIXTURES = ("example", "built")
+# The workers' JVMs (and the dbt processes they start) begin with a larger metaspace: its growth caused full GCs (5
+# per worker module). Spark puts defaultJavaOptions before the template's extraJavaOptions. C1 alone
+# (-XX:TieredStopAtLevel=1) was tried and is not here: it saved CPU in a short run but cost 11% in the whole suite,
+# where a worker's JVM lives 20 minutes (docs/testing.md).
+TEST_JVM_OPTIONS = "-XX:MetaspaceSize=256m"
 
 
 def work_unit(nodeid: str) -> str:
@@ -63,7 +68,10 @@ def own_home_per_worker() -> None:
     from dbt_lakeplan.spark_setup import write_spark_conf
 
     home = Path(os.environ["LAKEPLAN_HOME"]) / "workers" / worker
-    os.environ["SPARK_CONF_DIR"] = str(write_spark_conf(home))
+    conf = write_spark_conf(home)
+    with (conf / "spark-defaults.conf").open("a") as settings:
+        settings.write(f"\n# tests/conftest.py: TEST_JVM_OPTIONS\nspark.driver.defaultJavaOptions {TEST_JVM_OPTIONS}\n")
+    os.environ["SPARK_CONF_DIR"] = str(conf)
     os.environ["LAKEPLAN_HOME"] = str(home)
 
 
@@ -247,6 +255,13 @@ def snapshots(spark, table: str) -> int:
     return spark.sql(f"select * from {table}.snapshots").count()
 
 
+def accepting(*models: str) -> dict:
+    """dbt_project.yml settings that accept the changed logic of `models` (`--vars '{lakeplan_accept_state: [...]}'`)
+    from the project's first command on: the var is read at parse, and a --vars on one later command would parse the
+    project in full again."""
+    return {"vars": {"lakeplan_accept_state": list(models)}}
+
+
 def write_files(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = root / name
@@ -258,22 +273,22 @@ def write_files(root: Path, files: dict[str, str]) -> None:
 def make_project(tmp_path_factory, spark):
     """Builds a small lakeplan project: the repository's macros (a symlink) with the test's own models,
     sources and seeds, as a user of the template has. Each project writes to schema `lakeplan_<name>`,
-    emptied first."""
+    emptied first, or to an earlier project's `lakeplan_<schema>`, kept (a second project on its tables)."""
 
-    def make(name: str, files: dict[str, str], project: dict | None = None) -> DbtProject:
+    def make(name: str, files: dict[str, str], project: dict | None = None, schema: str | None = None) -> DbtProject:
         root = tmp_path_factory.mktemp(name)
         config = {
             "name": "lakeplan",
             "version": "0.1.0",
             "config-version": 2,
             "profile": "lakeplan",
-            "models": {"lakeplan": {"+schema": name, "+file_format": "iceberg"}},
-            "seeds": {"lakeplan": {"+schema": name, "+file_format": "iceberg"}},
-            "snapshots": {"lakeplan": {"+schema": name, "+file_format": "iceberg"}},
+            **{kind: {"lakeplan": {"+schema": schema or name, "+file_format": "iceberg"}}
+               for kind in ("models", "seeds", "snapshots")},
             **(project or {}),
         }
         (root / "macros").symlink_to(REPO / "macros")
-        spark.sql(f"drop schema if exists lakeplan_{name} cascade")  # tables from an earlier session
+        if schema is None:
+            spark.sql(f"drop schema if exists lakeplan_{name} cascade")  # tables from an earlier session
         write_files(root, {"dbt_project.yml": yaml.safe_dump(config), **files})
         return DbtProject(root)
 

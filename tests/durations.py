@@ -21,6 +21,9 @@ RECORD = Path(__file__).resolve().parents[1] / "target" / "test_durations.json"
 # each test's last measured seconds, from every run that ran it: what the scheduler orders by (a run of a few tests
 # rewrites RECORD, and must not make every other unit look new)
 LAST_KNOWN = RECORD.with_name("test_durations_last_known.json")
+# a full run's times, committed: a fresh clone (CI's) has no LAST_KNOWN, and collection order would start long units
+# last. `python -m tests.durations --commit` refreshes it from RECORD after a full run that changed the suite's shape.
+COMMITTED = Path(__file__).with_name("test_durations_committed.json")
 TOP = 20
 WORKER_OUTPUT = "lakeplan_durations"
 
@@ -150,8 +153,12 @@ class DurationsRecord:
 
 
 def last_known() -> dict[str, float]:
-    """Each test's seconds in the last run that ran it."""
-    return json.loads(LAST_KNOWN.read_text()) if LAST_KNOWN.exists() else {}
+    """Each test's seconds in the last run that ran it here, else in the committed full run."""
+    return {**read_times(COMMITTED), **read_times(LAST_KNOWN)}
+
+
+def read_times(path: Path) -> dict[str, float]:
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def summary(record: dict, since: float | None = None) -> str:
@@ -174,8 +181,13 @@ def summary(record: dict, since: float | None = None) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--since", type=float, help="when `make test` started (epoch seconds): prints its total too")
+    parser.add_argument("--commit", action="store_true",
+                        help=f"writes the record's test times (a full run's) to tests/{COMMITTED.name}")
     args = parser.parse_args(argv)
-    print(summary(json.loads(RECORD.read_text()), args.since))
+    record = json.loads(RECORD.read_text())
+    if args.commit:
+        COMMITTED.write_text(json.dumps(dict(sorted(record["tests"].items())), indent=1) + "\n")
+    print(summary(record, args.since))
 
 
 if __name__ == "__main__":

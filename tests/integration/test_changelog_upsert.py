@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import snapshots
+from tests.conftest import given, snapshots
 
 # batch, key, op, seq, value: each case is commented with what it proves.
 CHANGES = """batch,id,op,seq,val
@@ -52,17 +52,18 @@ sources:
           datagen: {changelog: {keys: 60, versions: 5}}
 """
 
+BATCH = given("batch", 0)  # each run's batch: a value of one dbt command, not --vars (a full parse each)
 FILES = {
     "seeds/changes.csv": CHANGES,
     "models/sources.yml": GENERATED,
     "models/current.sql": (
         "{{ config(materialized='upsert', unique_key='id', sequence_by='seq', op_column='op') }}\n"
-        "select id, op, seq, val from {{ source('cdc', 'seeded') }} where batch <= {{ var('batch') }}"
+        f"select id, op, seq, val from {{{{ source('cdc', 'seeded') }}}} where batch <= {BATCH}"
     ),
     "models/generated_current.sql": (
         "{{ config(materialized='upsert', unique_key='order_key', sequence_by='_seq') }}\n"
         "select order_key, _op, _seq, status, amount from {{ scan_source('cdc', 'generated') }}\n"
-        "where _batch <= {{ var('batch') }}"
+        f"where _batch <= {BATCH}"
     ),
 }
 
@@ -79,16 +80,16 @@ def table(spark, name):
 
 
 def test_changes_apply_by_sequence_across_runs(project, spark):
-    project.run("run", "--select", "current", "--vars", "{batch: 1}", "--full-refresh")
+    project.run("run", "--select", "current", "--full-refresh", batch=1)
     assert {row.id: row.val for row in table(spark, "current").collect()} == AFTER_BATCH_1
     assert table(spark, "current").columns == ["id", "seq", "val"]  # the op column is not stored
 
     before = snapshots(spark, "lakeplan_upsert.current")
-    project.run("run", "--select", "current", "--vars", "{batch: 2}")
+    project.run("run", "--select", "current", batch=2)
     assert {row.id: row.val for row in table(spark, "current").collect()} == AFTER_BATCH_2
     assert snapshots(spark, "lakeplan_upsert.current") == before + 1  # one MERGE, one commit
 
-    project.run("run", "--select", "current", "--vars", "{batch: 2}")  # a rerun changes nothing
+    project.run("run", "--select", "current", batch=2)  # a rerun changes nothing
     assert {row.id: row.val for row in table(spark, "current").collect()} == AFTER_BATCH_2
 
 
@@ -110,24 +111,24 @@ def test_generated_changelog_batch_by_batch_equals_one_load_and_the_reference(pr
             for row in table(spark, "generated_current").collect()
         }
 
-    project.run("run", "--select", "generated_current", "--vars", "{batch: 6}", "--full-refresh")
+    project.run("run", "--select", "generated_current", "--full-refresh", batch=6)
     at_once = current()
     assert at_once == reference_final_state(60, 5)
 
     # Batches 0..6 in order: version 1 of every 7th key arrives two batches late and must lose.
-    project.run("run", "--select", "generated_current", "--vars", "{batch: 0}", "--full-refresh")
+    project.run("run", "--select", "generated_current", "--full-refresh", batch=0)
     for batch in range(1, 7):
-        project.run("run", "--select", "generated_current", "--vars", f"{{batch: {batch}}}")
+        project.run("run", "--select", "generated_current", batch=batch)
     assert current() == at_once
 
 
 def test_invalid_op_fails_the_run_and_leaves_the_table_as_it_was(project, spark, make_project):
-    project.run("run", "--select", "current", "--vars", "{batch: 1}", "--full-refresh")
+    project.run("run", "--select", "current", "--full-refresh", batch=1)
     before = sorted(table(spark, "current").collect())
     snapshot_count = snapshots(spark, "lakeplan_upsert.current")
     spark.sql("insert into lakeplan_upsert.changes values (2, 1, 'X', 9, 'bad')")
     try:
-        log = project.fail("run", "--select", "current", "--vars", "{batch: 2}")
+        log = project.fail("run", "--select", "current", batch=2)
     finally:
         spark.sql("delete from lakeplan_upsert.changes where op = 'X'")
     assert ("Invalid changelog op 'X' in model `current` (op column `op`): expected +I, +U, -U or -D; `current` is "

@@ -3,14 +3,14 @@ contract, `--empty`, `on_schema_change`."""
 
 import pytest
 
-from tests.conftest import snapshots, write_files
+from tests.conftest import accepting, given, snapshots, write_files
 from tests.integration.test_partial_update import member, rows, target_yml
 
 CHANGES = "batch,id,op,seq,val\n1,1,+I,1,a\n1,2,+I,1,b\n1,2,-D,2,b\n2,1,+U,3,c\n"
 UPSERT_SQL = (
     "{{ config(materialized='upsert', unique_key='id', sequence_by='seq', op_column='op') }}\n"
-    "select cast(id as int) as id, op, cast(seq as int) as seq, {{ var('val', 'val') }} as val\n"
-    "from {{ ref('changes') }} where batch <= {{ var('batch', 1) }}"
+    f"select cast(id as int) as id, op, cast(seq as int) as seq, {given('val', 'val')} as val\n"
+    f"from {{{{ ref('changes') }}}} where batch <= {given('batch', 1)}"
 )
 
 
@@ -39,16 +39,16 @@ def test_an_enforced_contract_stops_an_upsert_before_it_writes(make_project, spa
     project.run("run")
     before = snapshots(spark, relation)
     write_files(project.path, {"models/current.yml": contract_yml("int")})
-    log = project.fail("run", "--vars", "{batch: 2}")
+    log = project.fail("run", batch=2)
     assert "| val         | string          | int           | data type mismatch |" in log
     assert snapshots(spark, relation) == before and rows(spark, relation) == [(1, 1, "a")]
 
     # The query now matches the contract, the table does not: named, nothing written, fixed by a rebuild.
-    log = project.fail("run", "--vars", "{batch: 2, val: 'cast(length(val) as int)'}")
+    log = project.fail("run", batch=2, val="cast(length(val) as int)")
     assert ("model `current` has an enforced contract declaring `val` int, but its table "
             f"{relation} holds `val` as string") in log  # fmt: skip
     assert snapshots(spark, relation) == before and rows(spark, relation) == [(1, 1, "a")]
-    project.run("run", "--vars", "{batch: 2, val: 'cast(length(val) as int)'}", "--full-refresh")
+    project.run("run", "--full-refresh", batch=2, val="cast(length(val) as int)")
     assert rows(spark, relation) == [(1, 3, 1)]
     assert dict(spark.table(relation).dtypes)["val"] == "int"
 
@@ -57,16 +57,17 @@ def test_an_enforced_contract_stops_an_upsert_before_it_writes(make_project, spa
 def test_a_contract_that_widens_an_upsert_column_names_sync_all_columns_which_keeps_every_value(make_project, spark):
     """The contract widens `val` from int to bigint over a kept table: the error names on_schema_change:
     sync_all_columns (Iceberg widens the stored column in place), not a rebuild alone; with it set, the stored rows
-    stay and 3,000,000,000 is written."""
+    stay and 3,000,000,000 is written. The changed logic is accepted from the first command (a first run has none to
+    accept)."""
     project = make_project("contract_widen", {"seeds/changes.csv": CHANGES, "models/current.yml": contract_yml("int"),
-                                              "models/current.sql": UPSERT_SQL})  # fmt: skip
+                                              "models/current.sql": UPSERT_SQL}, accepting("current"))  # fmt: skip
     relation = "lakeplan_contract_widen.current"
     project.run("seed")
-    project.run("run", "--vars", "{val: 'cast(length(val) as int)'}")
+    project.run("run", val="cast(length(val) as int)")
     before = snapshots(spark, relation)
     write_files(project.path, {"models/current.yml": contract_yml("bigint")})
-    widened = "{batch: 2, val: 'cast(length(val) as bigint) * 3000000000', lakeplan_accept_state: [current]}"
-    log = project.fail("run", "--vars", widened)
+    widened = {"batch": 2, "val": "cast(length(val) as bigint) * 3000000000"}
+    log = project.fail("run", **widened)
     assert (f"model `current` has an enforced contract declaring `val` bigint, but its table {relation} holds `val` as "
             "int") in log
     assert ("Fix: set `on_schema_change: sync_all_columns` on `current`: it widens `val` from int to bigint in place "
@@ -74,7 +75,7 @@ def test_a_contract_that_widens_an_upsert_column_names_sync_all_columns_which_ke
     assert snapshots(spark, relation) == before and rows(spark, relation) == [(1, 1, 1)]
     synced = UPSERT_SQL.replace("op_column='op'", "op_column='op', on_schema_change='sync_all_columns'")
     write_files(project.path, {"models/current.sql": synced})
-    project.run("run", "--vars", widened)
+    project.run("run", **widened)
     assert rows(spark, relation) == [(1, 3, 3000000000)]
     assert dict(spark.table(relation).dtypes)["val"] == "bigint"
 
@@ -91,15 +92,16 @@ def test_an_enforced_contract_on_a_partial_update_target_checks_its_table(make_p
         "models/product.yml": target("int"),
         "models/stock.sql": member("product", "select 1 as id, 10 as stock"),
         "models/title.sql": member("product", "select 1 as id, 'book' as title"),
-    })  # fmt: skip
+    }, accepting("product"))  # fmt: skip
     relation = "lakeplan_contract_target.product"
     project.run("run")
     assert rows(spark, relation) == [(1, 10, "book")]
     assert dict(spark.table(relation).dtypes) == TARGET_COLUMNS  # created with the declared types
     before = snapshots(spark, relation)
     write_files(project.path, {"models/product.yml": target("double")})
-    # the state check sees the changed type first; keeping the table then meets the contract
-    log = project.fail("run", "--vars", "{lakeplan_accept_state: [product]}")
+    # the state check sees the changed type first (accepted from the first command on: a first run has no state to
+    # accept, and a widened column evolves the state, accepted or not); keeping the table then meets the contract
+    log = project.fail("run")
     assert ("partial-update target `product` has an enforced contract declaring `stock` double, but its table "
             "lakeplan_contract_target.product holds `stock` as int") in log  # fmt: skip
     assert snapshots(spark, relation) == before
@@ -135,13 +137,13 @@ EMPTY = {
     # an upsert over a real changelog source, read through scan_source (whose column check describes the table)
     "models/current.sql": (
         "{{ config(materialized='upsert', unique_key='id', sequence_by='seq', op_column='op') }}\n"
-        "select id, op, seq, val from {{ scan_source('cdc', 'changes') }} where batch <= {{ var('batch', 1) }}"
+        f"select id, op, seq, val from {{{{ scan_source('cdc', 'changes') }}}} where batch <= {given('batch', 1)}"
     ),
     "models/wide.sql": "{{ partial_update_target() }}",
     "models/wide.yml": target_yml("wide", {"id": "bigint", "seq": "bigint", "val": "string", "n": "bigint"},
                                   partial_update_on_delete="remove_record"),  # fmt: skip
     "models/wide_cdc.sql": member("wide", "select id, op, seq, val from {{ ref('changes') }} where batch <= "
-                                  "{{ var('batch', 1) }}", op_column="op", sequence_by="seq"),  # fmt: skip
+                                  + given("batch", 1), op_column="op", sequence_by="seq"),  # fmt: skip
     "models/wide_n.sql": member("wide", "select id, count(*) as n from {{ ref('changes') }} group by id"),
     "models/keyed.sql": (
         "{{ config(materialized='table', keyed_by='id', key_groups=2) }}\nselect id, val from {{ ref('changes') }}"
@@ -157,12 +159,12 @@ def test_empty_builds_every_model_and_writes_no_existing_table(make_project, spa
     project.run("build", "--empty", "--exclude", "resource_type:seed")
     assert [spark.table(f"lakeplan_empty.{t}").count() for t in ["current", "wide", "keyed"]] == [0, 0, 0]
 
-    project.run("run", "--vars", "{batch: 2}")
+    project.run("run", batch=2)
     tables = {t: (snapshots(spark, f"lakeplan_empty.{t}"), rows(spark, f"lakeplan_empty.{t}")) for t in EMPTY_TABLES}
     assert tables["current"][1] == [(1, 3, "c")] and tables["wide"][1] == [(1, 3, "c", 2)]
     assert tables["current__lakeplan_tombstones"][1][0][:2] == (2, 2)  # key 2's delete, remembered
     for empty_run in (["build", "--empty"], ["run", "--empty", "--full-refresh"]):
-        project.run(*empty_run, "--exclude", "resource_type:seed", "--vars", "{batch: 2}")
+        project.run(*empty_run, "--exclude", "resource_type:seed", batch=2)
         after = {t: (snapshots(spark, f"lakeplan_empty.{t}"), rows(spark, f"lakeplan_empty.{t}")) for t in EMPTY_TABLES}
         assert after == tables, empty_run  # not one commit, not one row changed
         assert project.shown.count("NOT WRITTEN (--empty)") == 2, empty_run  # the upsert and the target
@@ -172,8 +174,15 @@ def test_empty_builds_every_model_and_writes_no_existing_table(make_project, spa
 SCHEMA_CHANGE_SQL = (
     "{{{{ config(materialized='upsert', unique_key='id', sequence_by='seq', op_column='op', "
     "on_schema_change='{setting}') }}}}\n"
-    "select * from {{{{ source('cdc', '{table}') }}}} where batch = {{{{ var('batch', 1) }}}}"
+    "select * from {{{{ source('cdc', '{table}') }}}} where batch = {batch}"
 )
+
+
+def schema_change_sql(setting, table):
+    """An upsert with on_schema_change `setting` over changelog source table `table`, reading the given batch."""
+    return SCHEMA_CHANGE_SQL.format(setting=setting, table=table, batch=given("batch", 1))
+
+
 SCHEMA_CASES = {  # the upsert's rows (batch, id, seq, ...) after the changed source's batch 2
     "ignore": [(1, 2, 1, "b"), (2, 1, 3, "c")],  # `extra` is not written
     "append_new_columns": [(1, 2, 1, "b", None), (2, 1, 3, "c", "new")],
@@ -193,7 +202,7 @@ def schema_changes(make_project, spark):
     files = {"models/sources.yml": changelog_source("schema_change", [f"changes_{s}" for s in SCHEMA_SETTINGS])}
     for setting in SCHEMA_SETTINGS:
         files[f"seeds/changes_{setting}.csv"] = "batch,id,op,seq,val\n1,1,+I,1,a\n1,2,+I,1,b\n"
-        files[f"models/current_{setting}.sql"] = SCHEMA_CHANGE_SQL.format(setting=setting, table=f"changes_{setting}")
+        files[f"models/current_{setting}.sql"] = schema_change_sql(setting, f"changes_{setting}")
     project = make_project("schema_change", files)
     project.run("seed")
     project.run("run")
@@ -206,7 +215,7 @@ def schema_changes(make_project, spark):
         else:
             spark.sql(f"insert into {source} values (2, 1, '+U', 3, 'c', 'new')")
     before = {setting: snapshots(spark, f"lakeplan_schema_change.current_{setting}") for setting in SCHEMA_SETTINGS}
-    return project.fail("run", "--vars", "{batch: 2}"), before  # current_fail fails, the others write
+    return project.fail("run", batch=2), before  # current_fail fails, the others write
 
 
 @pytest.mark.parametrize("setting", SCHEMA_SETTINGS)
@@ -246,7 +255,7 @@ def test_sync_all_columns_refuses_a_type_iceberg_cannot_change_in_place(make_pro
     project = make_project("schema_retype", {
         "seeds/changes.csv": "batch,id,op,seq,val\n1,1,+I,1,a\n",
         "models/sources.yml": changelog_source("schema_retype"),
-        "models/current.sql": SCHEMA_CHANGE_SQL.format(setting="sync_all_columns", table="changes"),
+        "models/current.sql": schema_change_sql("sync_all_columns", "changes"),
     })  # fmt: skip
     source, relation = "lakeplan_schema_retype.changes", "lakeplan_schema_retype.current"
     project.run("seed")
@@ -255,7 +264,7 @@ def test_sync_all_columns_refuses_a_type_iceberg_cannot_change_in_place(make_pro
     spark.sql(f"alter table {source} add columns (val int)")
     spark.sql(f"insert into {source} values (2, 1, '+U', 3, 7)")
     before = snapshots(spark, relation)
-    log = project.fail("run", "--vars", "{batch: 2}")
+    log = project.fail("run", batch=2)
     assert (f"model `current` has on_schema_change: sync_all_columns, and its query now selects `val` as int where its "
             f"table {relation} holds string, a change Iceberg cannot make in place") in log
     assert snapshots(spark, relation) == before and rows(spark, relation) == [(1, 1, 1, "a")]

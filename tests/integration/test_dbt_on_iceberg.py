@@ -35,3 +35,21 @@ def test_empty_seed_cells_load_as_null(make_project, spark):
     project.run("seed")
     assert seed_rows(spark, "lakeplan_seed_nulls.cells") == SEED_ROWS
     assert spark.sql("select count(*) from lakeplan_seed_nulls.cells where name = 'None'").first()[0] == 0
+
+
+def metastore_connection_factory(spark) -> int:
+    """The identity of the JVM's metastore connection factory (Hive 2.3's ObjectStore keeps it in a static field)."""
+    field = spark._jvm.java.lang.Class.forName("org.apache.hadoop.hive.metastore.ObjectStore").getDeclaredField("pmf")
+    field.setAccessible(True)
+    return spark._jvm.java.lang.System.identityHashCode(field.get(None))
+
+
+def test_a_run_keeps_the_metastore_connection_factory(make_project, spark):
+    # Spark's Hive client and Iceberg's must give the metastore equal settings: Hive replaces the factory (its jar
+    # scan, its schema checks and DataNucleus' full GC) whenever a thread's settings differ from the last ones.
+    project = make_project("one_factory", {"models/numbers.sql": "{{ config(materialized='table') }}\n"
+                                                                 "select id from range(0, 3)"})
+    project.run("run")
+    before = metastore_connection_factory(spark)
+    project.run("run")
+    assert metastore_connection_factory(spark) == before

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.conftest import write_files
+from tests.conftest import given, write_files
 
 PEOPLE_V1 = "id,name,tier,updated_at\n1,ann,gold,2024-01-01 00:00:00\n2,bob,silver,2024-01-01 00:00:00\n3,cy,bronze,2024-01-01 00:00:00\n"
 PEOPLE_V2 = "id,name,tier,updated_at\n1,ann,platinum,2024-02-01 00:00:00\n2,bob,silver,2024-01-01 00:00:00\n3,cy,bronze,2024-01-01 00:00:00\n4,di,gold,2024-02-01 00:00:00\n"
@@ -34,7 +34,7 @@ FILES = {
     ),
     "models/sales_merge.sql": (
         "{{ config(materialized='incremental', incremental_strategy='merge', unique_key='day') }}\n"
-        "select cast(day as date) as day, amount * {{ var('factor', 1) }} as amount from {{ ref('sales') }}"
+        f"select cast(day as date) as day, amount * {given('factor', 1)} as amount from {{{{ ref('sales') }}}}"
     ),
     "models/sales_append.sql": (
         "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
@@ -42,12 +42,12 @@ FILES = {
     ),
     "models/sales_overwrite.sql": (
         "{{ config(materialized='incremental', incremental_strategy='insert_overwrite', partition_by=['day']) }}\n"
-        "select amount * {{ var('factor', 1) }} as amount, cast(day as date) as day from {{ ref('sales') }}\n"
+        f"select amount * {given('factor', 1)} as amount, cast(day as date) as day from {{{{ ref('sales') }}}}\n"
         "{% if is_incremental() %}where day = '2024-01-02'{% endif %}"
     ),
     "models/fragile.sql": (
         "{{ config(materialized='table') }}\n"
-        "select 1 as checked from range(1) where assert_true({{ var('healthy', false) }}, 'fragile is not healthy') is null"
+        f"select 1 as checked from range(1) where assert_true({given('healthy', 'false')}, 'fragile is not healthy') is null"
     ),
     "models/schema.yml": """
 version: 2
@@ -101,7 +101,7 @@ def test_materializations_tests_and_unit_tests(project, spark):
     for table in ["people_table", "sales_merge", "sales_append", "sales_overwrite"]:
         assert provider(spark, f"lakeplan_parity.{table}") == "iceberg"
 
-    project.run("run", "--select", "sales_merge", "sales_append", "sales_overwrite", "--vars", "{factor: 3}")
+    project.run("run", "--select", "sales_merge", "sales_append", "sales_overwrite", factor=3)
     assert sorted(r.amount for r in spark.sql("select * from lakeplan_parity.sales_merge").collect()) == [30, 60]
     assert spark.sql("select count(*) from lakeplan_parity.sales_append").first()[0] == 4
     # insert_overwrite on Iceberg replaces only the partition the run wrote
@@ -131,7 +131,7 @@ def test_show_and_docs_catalog(project):
 
 def test_retry_reruns_what_failed(project, spark):
     project.fail("run", "--select", "fragile")
-    result, _ = project.invoke("retry", "--vars", "{healthy: true}")
+    result, _ = project.invoke("retry", healthy="true")
     assert result.success and [r.node.name for r in result.result.results] == ["fragile"]
     assert spark.sql("select * from lakeplan_parity.fragile").count() == 1
 

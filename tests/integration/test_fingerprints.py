@@ -30,6 +30,7 @@ SCHEMA = "lakeplan_prints"  # every test's project writes here, one test at a ti
 
 def files(materialized="view", parallelism=2, extra="", policy=""):
     return {
+        "seeds/events.csv": "id,amount\n1,10\n2,20\n2,5\n",  # loaded in the module's project only
         "models/sources.yml": SOURCES.format(schema=SCHEMA, parallelism=parallelism),
         "models/upstream.sql": UPSTREAM.format(materialized=materialized, extra=extra),
         "models/totals.sql": TOTALS.format(policy=policy),
@@ -39,9 +40,25 @@ def files(materialized="view", parallelism=2, extra="", policy=""):
 @pytest.fixture(scope="module")
 def seeded(make_project):
     """One project and one seed for the module (a project and a seed per test cost a full parse and a seed each)."""
-    dbt = make_project("prints", {"seeds/events.csv": "id,amount\n1,10\n2,20\n2,5\n", **files()})
+    dbt = make_project("prints", files())
     dbt.run("seed")
     return dbt
+
+
+@pytest.fixture(scope="module")
+def v2_project(make_project):
+    """A project whose dbt_project.yml sets `fingerprint_version: v2`, for the v2 fingerprints of the module's models
+    (`--vars` on the module's project would make dbt parse it in full each time the version changes)."""
+    return make_project("prints_v2", files(), {"vars": {"fingerprint_version": "v2"}})
+
+
+CLI_VARS = "{threshold: 15, predicate: 'id > 1'}"  # the same in every command: a new --vars is a full parse
+
+
+@pytest.fixture(scope="module")
+def cli_vars_project(make_project):
+    """A project every command of which gives `CLI_VARS`, for the fingerprints of the module's models under them."""
+    return make_project("prints_cli_vars", files())
 
 
 @pytest.fixture
@@ -60,36 +77,48 @@ def prints(project, *args):
     return {uid.split(".")[-1]: entry["fingerprint"] for uid, entry in nodes.items()}
 
 
-def both(project):
-    return prints(project), prints(project, "--vars", "{fingerprint_version: v2}")
+def with_models_of(project, other):
+    """`other` with the models of `project` (unchanged files are not parsed again)."""
+    shutil.rmtree(other.path / "models")
+    shutil.copytree(project.path / "models", other.path / "models")
+    return other
 
 
-def test_ephemeral_upstream_changes_v2_but_not_v3(project):
-    v3, v2 = both(project)
+def both(project, v2_project):
+    """The v3 and the v2 fingerprints of the project's models."""
+    return prints(project), prints(with_models_of(project, v2_project))
+
+
+def prints_under_cli_vars(project, cli_vars_project):
+    return prints(with_models_of(project, cli_vars_project), "--vars", CLI_VARS)
+
+
+def test_ephemeral_upstream_changes_v2_but_not_v3(project, v2_project):
+    v3, v2 = both(project, v2_project)
     write_files(project.path, files(materialized="ephemeral"))
-    v3_after, v2_after = both(project)
+    v3_after, v2_after = both(project, v2_project)
     assert v3_after == v3
     assert v2_after["totals"] != v2["totals"] and v2_after["upstream"] != v2["upstream"]
 
 
-def test_tuning_knobs_moved_files_and_cli_vars_change_nothing(project):
-    v3, v2 = both(project)
+def test_tuning_knobs_moved_files_and_cli_vars_change_nothing(project, v2_project, cli_vars_project):
+    v3, v2 = both(project, v2_project)
     write_files(project.path, files(parallelism=8))
-    assert both(project) == (v3, v2)
+    assert both(project, v2_project) == (v3, v2)
     for name, folder in [("upstream", "staging"), ("totals", "marts/nested")]:  # other paths, same models
         (project.path / "models" / folder).mkdir(parents=True)
         (project.path / "models" / f"{name}.sql").rename(project.path / "models" / folder / f"{name}.sql")
-    assert both(project) == (v3, v2)
-    assert prints(project, "--vars", "{threshold: 15}") == v3
+    assert both(project, v2_project) == (v3, v2)
+    assert prints_under_cli_vars(project, cli_vars_project) == v3  # `threshold` among them
 
 
-def test_a_logic_change_upstream_changes_both_and_stops_the_incremental_model(project, spark):
-    v3, v2 = both(project)
+def test_a_logic_change_upstream_changes_both_and_stops_the_incremental_model(project, v2_project, spark):
+    v3, v2 = both(project, v2_project)
     project.run("run", "--select", "upstream", "totals")
     before = sorted(spark.sql("select * from lakeplan_prints.totals").collect())
 
     write_files(project.path, files(extra=" * 2 as doubled, amount"))
-    v3_after, v2_after = both(project)
+    v3_after, v2_after = both(project, v2_project)
     assert v3_after["totals"] != v3["totals"] and v2_after["totals"] != v2["totals"]
 
     log = project.fail("run", "--select", "upstream", "totals")  # upstream is rebuilt, totals stops
@@ -115,33 +144,35 @@ def test_full_refresh_and_ignore_policies(project, spark):
     assert result.success and "Keeping the table (on_state_mismatch: ignore)" in log
 
 
-def test_bad_fingerprint_settings_are_errors(project):
-    assert "the project sets `fingerprint_version: 'v4'`" in project.fail("parse", "--vars", "{fingerprint_version: v4}")
+def test_bad_fingerprint_settings_are_errors(project, make_project):
+    v4 = make_project("prints_v4", files())  # a project of its own: the module's never changes its --vars
+    assert "the project sets `fingerprint_version: 'v4'`" in v4.fail("parse", "--vars", "{fingerprint_version: v4}")
     project.run("run", "--select", "upstream", "totals")
     write_files(project.path, files(extra=" + 1 as more, amount", policy=", on_state_mismatch='retry'"))
     log = project.fail("run", "--select", "totals")
     assert "model `totals` sets `on_state_mismatch: 'retry'`" in log and "Fix: one of `fail`, `full_refresh`" in log
 
 
-def test_a_cli_var_in_a_result_config_changes_nothing(project):
+def test_a_cli_var_in_a_result_config_changes_nothing(project, cli_vars_project):
     write_files(project.path, {"models/totals.yml": (
         "version: 2\nmodels:\n  - name: totals\n    config: {incremental_predicates: [\"{{ var('predicate', 'true') }}\"]}\n"
     )})
-    assert prints(project) == prints(project, "--vars", "{predicate: 'id > 1'}")
+    assert prints(project) == prints_under_cli_vars(project, cli_vars_project)  # `predicate` among them
 
 
 def test_the_sql_cache_gives_the_same_fingerprints_and_keeps_only_current_entries(project):
     cache = project.path / "target" / "lakeplan_sql_cache.json"
-    cold = prints(project, "--no-partial-parse")
+    # the plugin fingerprints at every manifest load, a partial parse's too: no `--no-partial-parse` needed
+    first = prints(project)
     entries = json.loads(cache.read_text())
     assert len(entries) == 2  # upstream and totals (a seed counts by its file, not by SQL)
     cache.write_text(json.dumps({key: {"sql": "select 'tampered'"} for key in entries}))
-    assert prints(project, "--no-partial-parse") != cold  # the cache is read, not recomputed...
+    assert prints(project) != first  # the cache is read, not recomputed...
     cache.unlink()
-    assert prints(project, "--no-partial-parse") == cold  # ...and rebuilt from scratch when missing
+    assert prints(project) == first  # ...and rebuilt from scratch when missing
     write_files(project.path, files(extra=", id * 2 as twice"))
     changed = prints(project)
-    assert changed["upstream"] != cold["upstream"]
+    assert changed["upstream"] != first["upstream"]
     assert len(json.loads(cache.read_text())) == len(entries)  # the old upstream entry is gone
 
 
@@ -225,7 +256,7 @@ def example_prints(path, edits=()):
         text = (path / name).read_text()
         assert old in text, f"{old!r} not in {name}"
         (path / name).write_text(text.replace(old, new, 1))
-    DbtProject(path).run("parse", "--no-partial-parse")
+    DbtProject(path).run("parse")  # a partial parse after edits: the plugin fingerprints at every load
     nodes = json.loads((path / "target" / "lakeplan_fingerprints.json").read_text())["nodes"]
     return nodes["model.lakeplan.customer_360"]["fingerprint"]
 
@@ -253,6 +284,7 @@ def test_every_result_setting_of_a_partial_update_changes_the_targets_fingerprin
     assert edited_prints(path, RESULT_SETTINGS[setting]) != before
 
 
-def test_tuning_knobs_of_a_partial_update_keep_the_targets_fingerprint(example_copy):
-    path, before = example_copy
-    assert edited_prints(path, TUNING_KNOBS) == before
+def test_tuning_knobs_of_a_partial_update_keep_the_targets_fingerprint(example_copy, tmp_path_factory):
+    _, before = example_copy
+    # a copy of its own: an edited dbt_project.yml makes dbt parse a project in full (again when it is restored)
+    assert example_prints(tmp_path_factory.mktemp("example_knobs"), TUNING_KNOBS) == before

@@ -5,19 +5,20 @@ rows it left, and the session afterwards."""
 
 import pytest
 
+from tests.conftest import given
 from tests.integration.test_partial_update import member, rows, target_yml
 
 GROUP_FILTER = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
-KEYS = "from range(0, 400) where {{ var('only', 'true') }}"
+KEYS = f"from range(0, 400) where {given('only', 'true')}"
 MODELS = {
     "partial_update": {
         "models/wide.sql": "{{ partial_update_target() }}",
-        "models/writer.sql": member("wide", "select id, id * {{ var('factor', 1) }} as a " + KEYS, parallelism=4),
+        "models/writer.sql": member("wide", f"select id, id * {given('factor', 1)} as a " + KEYS, parallelism=4),
     },
     "upsert": {
         "models/wide.sql": "{{ config(materialized='upsert', unique_key='id', parallelism=4, op_column='op', "
                            "full_rewrite_max_mib=var('limit', 256)) }}\n"
-                           "select id, id * {{ var('factor', 1) }} as a, '+U' as op " + KEYS,
+                           f"select id, id * {given('factor', 1)} as a, '+U' as op " + KEYS,
     },
 }
 
@@ -38,13 +39,14 @@ def test_a_merge_into_a_small_table_rewrites_every_file_unless_told_not_to(make_
     files = dict(MODELS[materialization])
     if materialization == "partial_update":
         files["models/wide.yml"] = target_yml("wide", {"id": "bigint", "a": "bigint"}, full_rewrite_max_mib=limit)
-    project = make_project(f"rewrite_{materialization}_{limit}", files)
+    # the limit is the project's var from its first command: a --vars on the second run would parse it in full again
+    project = make_project(f"rewrite_{materialization}_{limit}", files, {"vars": {"limit": limit}})
     table = f"lakeplan_rewrite_{materialization}_{limit}.wide"
-    project.run("run", "--vars", f"{{limit: {limit}}}")
+    project.run("run")
     before = data_files(spark, table)
     assert before == 4  # parallelism 4: one file per hash partition of the key
 
-    project.run("run", "--vars", f"{{limit: {limit}, factor: 2, only: 'id = 7'}}")
+    project.run("run", factor=2, only="id = 7")
 
     assert replaced_by_last_commit(spark, table) == (before if replaced == "every file" else 1)
     expected = sorted((i, i * 2 if i == 7 else i) for i in range(400))

@@ -2,15 +2,20 @@
 unioned partial-update write, against real Iceberg tables: one MERGE per group still does all of it.
 
 The values a test changes between runs reach the members as `env_value`s, not --vars, which would make dbt parse
-the whole project again."""
+the whole project again; a project var a test changes (reuse_sink_enabled, lakeplan_accept_state) is set in a second
+project's dbt_project.yml from its first command."""
 
 from datetime import date
 from decimal import Decimal
 
 import pytest
 
-from tests.conftest import env_value, given, snapshots
+from tests.conftest import accepting, env_value, given, snapshots
 from tests.integration.test_partial_update import member, rows, target_yml
+
+
+# one MERGE per member: the project var a user sets with `--vars '{reuse_sink_enabled: false}'`
+WITHOUT_REUSE = {"vars": {"reuse_sink_enabled": False}}
 
 
 def by_step(first, second):
@@ -82,10 +87,12 @@ def test_every_rule_against_the_stored_value_in_one_merge_and_without_reuse(make
     assert rows(spark, table) == AFTER_SECOND_RUN
 
     # reuse_sink_enabled: false — one MERGE per member, each against the stored value: same contents.
-    project.run("run", "--full-refresh", "--vars", "{reuse_sink_enabled: false}", step=1)
+    project = make_project("merge_rules_separate", COUNTERS, WITHOUT_REUSE)
+    table = "lakeplan_merge_rules_separate.counters"
+    project.run("run", "--full-refresh", step=1)  # as the rebuild of the unioned table was
     assert rows(spark, table) == AFTER_FIRST_RUN
     before = snapshots(spark, table)
-    project.run("run", "--vars", "{reuse_sink_enabled: false}", step=2)
+    project.run("run", step=2)
     assert snapshots(spark, table) - before == 4
     assert rows(spark, table) == AFTER_SECOND_RUN
 
@@ -233,9 +240,9 @@ def test_paimons_other_rules_against_the_stored_value_in_one_merge_and_without_r
     project = make_project("paimon_rules", PAIMON_RULES_PROJECT)
     table = "lakeplan_paimon_rules.paimon_rules"
 
-    def run(*extra, step):
+    def run(step):
         before = snapshots(spark, table)
-        project.run("run", *extra, step=step)
+        project.run("run", step=step)
         return snapshots(spark, table) - before
 
     assert run(step=1) == 1
@@ -255,9 +262,11 @@ def test_paimons_other_rules_against_the_stored_value_in_one_merge_and_without_r
     assert rows(spark, table) == PAIMON_RULES_AFTER_SECOND_RUN
 
     # reuse_sink_enabled: false, one MERGE per member: the same contents.
-    project.run("run", "--full-refresh", "--vars", "{reuse_sink_enabled: false}", step=1)
+    project = make_project("paimon_rules_separate", PAIMON_RULES_PROJECT, WITHOUT_REUSE)
+    table = "lakeplan_paimon_rules_separate.paimon_rules"
+    project.run("run", "--full-refresh", step=1)  # as the rebuild of the unioned table was
     assert rows(spark, table) == PAIMON_RULES_AFTER_FIRST_RUN
-    assert run("--vars", "{reuse_sink_enabled: false}", step=2) == 2
+    assert run(step=2) == 2
     assert rows(spark, table) == PAIMON_RULES_AFTER_SECOND_RUN
 
 
@@ -353,8 +362,12 @@ def test_widening_a_column_as_the_overflow_error_says_keeps_the_stored_values(ma
     assert ("What changed: column `c` changed its type: the table stores bigint, the YAML declares int (accepting keeps "
             "bigint and writes only values it holds; --full-refresh stores int).") in log
     assert rows(spark, table) == [(1, None, 2.5, 4000000000)]
-    # accepted, the narrowing keeps the wider stored column and says so; a stored value int cannot hold still stops
-    log = project.fail("run", "--vars", "{lakeplan_accept_state: [floats]}", c=1)
+    # accepted, the narrowing keeps the wider stored column and says so; a stored value int cannot hold still stops.
+    # A second project accepts: the same files, and the same schema (so the same table), with the var set in its
+    # dbt_project.yml, as --vars '{lakeplan_accept_state: [floats]}' would set it
+    project = make_project("widen_rules_accepted", {**FLOATS_PROJECT, "models/floats.yml": yml.read_text()},
+                           accepting("floats"), schema="widen_rules")
+    log = project.fail("run", c=1)
     assert ("column `c` of partial-update target `floats` is stored as bigint, but its YAML now declares int: the "
             "table keeps bigint") in log  # fmt: skip
     assert "which int cannot hold; this write stopped" in log

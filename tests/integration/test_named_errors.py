@@ -1,13 +1,17 @@
 """Every error names what failed: the model or member, the column, the value and the fix, in one sentence, and
-leaves the table as it was; what can be known without a database is refused when dbt parses the project."""
+leaves the table as it was; what can be known without a database is refused when dbt parses the project.
+
+A run's batch reaches the models as a `given` value, not --vars, which would make dbt parse the project again in
+full on every run."""
 
 import pytest
 
-from tests.conftest import snapshots, write_files
+from tests.conftest import accepting, given, snapshots, write_files
 from tests.integration.test_partial_update import member, rows, target_yml
 
 VALUES = "batch,id,a,b\n1,1,1,10\n2,1,-5,20\n"
-BATCH = "from {{ ref('vals') }} where batch = {{ var('batch') }} and assert_true(a >= 0) is null"
+BATCH_ROWS = f"from {{{{ ref('vals') }}}} where batch = {given('batch', 1)}"
+BATCH = f"{BATCH_ROWS} and assert_true(a >= 0) is null"
 WIDE = {
     "seeds/vals.csv": VALUES,
     "models/wide.sql": "{{ partial_update_target() }}",
@@ -19,16 +23,16 @@ WIDE = {
     ({"models/m1.sql": member("wide", f"select id, a, b {BATCH}")},
      "Member `m1` of `wide` failed while `wide` was written: '(a#"),
     ({"models/m1.sql": member("wide", f"select id, a {BATCH}"),
-      "models/m2.sql": member("wide", "select id, b from {{ ref('vals') }} where batch = {{ var('batch') }}")},
+      "models/m2.sql": member("wide", f"select id, b {BATCH_ROWS}")},
      "A member of `wide` (`m1`, `m2`) failed while `wide` was written: '(a#"),
 ], ids=["one_member", "two_members"])  # fmt: skip
 def test_a_members_own_check_names_the_target_and_its_members(make_project, spark, members, named):
     project = make_project("named_member_check", {**WIDE, **members})
     project.run("seed")
-    project.run("run", "--vars", "{batch: 1}")
+    project.run("run", batch=1)
     relation = "lakeplan_named_member_check.wide"
     before = snapshots(spark, relation)
-    log = project.fail("run", "--vars", "{batch: 2}")
+    log = project.fail("run", batch=2)
     assert named in log
     assert "is not true!; `wide` is unchanged. Fix: correct the check or the data in " in log
     assert rows(spark, relation) == [(1, 1, 10)] and snapshots(spark, relation) == before
@@ -42,10 +46,10 @@ def test_an_upserts_own_check_names_the_model(make_project, spark, sequence):
                               f"select id, a, b, if(b > 0, '+I', '-D') as _op {BATCH}",  # not a constant: read
     })  # fmt: skip
     project.run("seed")
-    project.run("run", "--vars", "{batch: 1}")
+    project.run("run", batch=1)
     relation = "lakeplan_named_upsert_check.current"
     before = snapshots(spark, relation)
-    log = project.fail("run", "--vars", "{batch: 2}")
+    log = project.fail("run", batch=2)
     assert "The query of upsert `current` failed while `current` was written: '(a#" in log
     assert "is not true!; `current` is unchanged. Fix: correct the check or the data in `current`'s query" in log
     assert rows(spark, relation) == [(1, 1, 10)] and snapshots(spark, relation) == before
@@ -64,13 +68,14 @@ def test_a_key_whose_type_changed_is_named_before_anything_is_written(make_proje
                                f"select {key.format(key_type)} as id, a, b, '+I' as _op from {{{{ ref('vals') }}}} "
                                "where batch = 1"},
     }[kind]  # fmt: skip
-    project = make_project(f"named_key_type_{kind}", files("bigint"))
+    # the changed logic accepted from the first command (it counts only where a stored fingerprint differs)
+    project = make_project(f"named_key_type_{kind}", files("bigint"), accepting("wide"))
     project.run("seed")
     project.run("run")
     relation = f"lakeplan_named_key_type_{kind}.wide"
     before = snapshots(spark, relation)
     write_files(project.path, files("string"))
-    log = project.fail("run", "--vars", "{lakeplan_accept_state: [wide]}")  # the changed logic accepted: its types next
+    log = project.fail("run")  # the changed logic accepted: its types next
     owner, source, fix = {
         "partial_update": ("partial-update target `wide`", "its YAML now declares",
                            "Fix: set its data_type back to bigint, or rebuild the table with `dbt run -s wide --full-refresh`"),

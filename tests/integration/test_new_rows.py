@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.conftest import snapshots, write_files
+from tests.conftest import env_value, given, snapshots, write_files
 from tests.integration.test_explain import explain
 
 SCHEMA = "lakeplan_new_rows"
@@ -56,7 +56,7 @@ FILES = {
     "models/totals.sql": "{{ partial_update_target() }}",
     "models/totals_whole.sql": "{{ partial_update_target() }}",
     "models/spent.sql": member("totals", NEW, "customer, amount as spent")
-    + "\n{% if var('fail', false) %}where raise_error('a failing member') is null{% endif %}",
+    + f"\n{{% if {env_value('fail', 'false')} == 'true' %}}where raise_error('a failing member') is null{{% endif %}}",
     "models/last.sql": member("totals", NEW, "customer, id, amount as last_amount", sequence_by="id"),
     "models/spent_whole.sql": member("totals_whole", WHOLE, "customer, amount as spent"),
     "models/last_whole.sql": member("totals_whole", WHOLE, "customer, id, amount as last_amount", sequence_by="id"),
@@ -171,9 +171,9 @@ def test_a_run_beaten_by_a_commit_after_it_read_the_record_leaves_that_commit_s_
     """Another run commits and records what it consumed after this run read the record (its target's pre-hook plays
     that run here): this run is beaten and must leave that record, not set back the one it read, which made the next
     run read those rows again (seen in the concurrency test: every event of its first round counted twice)."""
-    other_run = [f"{{% if var('other_run', none) %}}{statement}{{% endif %}}" for statement in (
+    other_run = [f"{{% if {env_value('other_run', '')} %}}{statement}{{% endif %}}" for statement in (
         "insert into {{ this }} values (99, 0, 0)",
-        "alter table {{ this }} set tblproperties ('lakeplan.consumed' = '{{ tojson(var('other_run')) }}')")]
+        f"alter table {{{{ this }}}} set tblproperties ('lakeplan.consumed' = '{given('other_run', '')}')")]
     project = make_project("beaten_record", {
         "models/sources.yml": TARGET_YML.replace("schema: lakeplan_new_rows", "schema: lakeplan_beaten_record"),
         "models/totals.sql": f"{{{{ config(pre_hook={other_run}) }}}}\n{{{{ partial_update_target() }}}}",
@@ -186,7 +186,7 @@ def test_a_run_beaten_by_a_commit_after_it_read_the_record_leaves_that_commit_s_
     project.run("run", "-s", "totals")
     spark.sql(f"insert into {orders} values (2, 10, 7)")
     recorded = {orders: spark.sql(f"select snapshot_id from {orders}.refs where name = 'main'").collect()[0][0]}
-    log = project.fail("run", "-s", "totals", "--vars", json.dumps({"other_run": recorded}))
+    log = project.fail("run", "-s", "totals", other_run=json.dumps(recorded))
     assert "was changed by the run of Spark application" in log
     properties = dict(spark.sql("show tblproperties lakeplan_beaten_record.totals").collect())
     assert json.loads(properties["lakeplan.consumed"]) == recorded and "lakeplan.consumed.pending" not in properties
@@ -290,7 +290,7 @@ def test_a_failed_write_then_its_rerun_counts_each_row_once(project, spark):
     project.run("run", "-s", "totals")
     add_orders(spark, (2, 10, 7))
     before = snapshots(spark, f"{SCHEMA}.totals")
-    project.fail("run", "-s", "totals", "--vars", "{fail: true}")
+    project.fail("run", "-s", "totals", fail="true")
     assert snapshots(spark, f"{SCHEMA}.totals") == before and rows(spark, "totals") == [(10, 5, 5)]
     assert consumed(spark, "totals")["lakeplan.consumed.pending"]["base"] == head(spark, "totals")  # noted, not done
     project.run("run", "-s", "totals", "totals_whole")

@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 
 from tests.concurrency.harness import spark_sql
-from tests.conftest import REPO, write_files
+from tests.conftest import REPO, command_values, given, write_files
 
 SCHEMA = "lakeplan_overlap"
 EVENTS = f"{SCHEMA}.events"
-# every run's first statement waits until one moment (epoch ms, --vars), so the processes' writes overlap
+# every run's first statement waits until one moment (epoch ms, an env_value), so the processes' writes overlap
 AT_THE_BARRIER = ("select reflect('java.lang.Thread', 'sleep', "
-                  "greatest(cast(0 as bigint), {{ var('barrier', 0) }} - unix_millis(current_timestamp())))")
+                  f"greatest(cast(0 as bigint), {given('barrier', 0)} - unix_millis(current_timestamp())))")
 FILES = {
     "dbt_project.yml": f"""
 name: lakeplan
@@ -49,10 +49,10 @@ models:
 
 
 def dbt(project: Path, *args: str, barrier_ms: int = 0) -> subprocess.Popen:
-    command = [str(Path(sys.executable).parent / "dbt"), *args, "--target", "team", "--project-dir", str(project),
-               "--vars", json.dumps({"barrier": barrier_ms})]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "LAKEPLAN_HOME": str(REPO / ".lakeplan"), "LAKEPLAN_SCHEMA": "lakeplan"})
+    command = [str(Path(sys.executable).parent / "dbt"), *args, "--target", "team", "--project-dir", str(project)]
+    with command_values({"barrier": barrier_ms}):  # the process's environment: one full parse for the project
+        environment = {**os.environ, "LAKEPLAN_HOME": str(REPO / ".lakeplan"), "LAKEPLAN_SCHEMA": "lakeplan"}
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment)
 
 
 def add_events(conf_dir, first: int, count: int) -> None:

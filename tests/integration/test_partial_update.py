@@ -1,11 +1,14 @@
-"""Sink reuse for partial updates (FLIP-506) with Paimon's partial-update semantics, on real Iceberg."""
+"""Sink reuse for partial updates (FLIP-506) with Paimon's partial-update semantics, on real Iceberg.
+
+The values the tests change between runs reach the project as `given` values; a setting a user gives with --vars
+(which makes dbt parse a project again in full) is in the dbt_project.yml of a second project on the same tables."""
 
 import json
 import re
 
 import pytest
 
-from tests.conftest import snapshots, write_files
+from tests.conftest import given, snapshots, write_files
 
 
 def member(target, sql, **config):
@@ -50,7 +53,7 @@ WIDE_COLUMNS = {"id": "bigint", "a": "int", "b": "bigint", "c": "string", "d": "
 REUSE = {
     "models/wide.sql": "{{ partial_update_target() }}",
     "models/wide.yml": target_yml(
-        "wide", WIDE_COLUMNS, key_tests=["not_null"], partial_update_on_delete="{{ var('on_delete', 'remove_record') }}"
+        "wide", WIDE_COLUMNS, key_tests=["not_null"], partial_update_on_delete=given("on_delete", "remove_record")
     ),
     "seeds/people_a.csv": "id,a\n1,10\n2,20\n3,30\n",
     "seeds/people_b.csv": "id,b\n1,100\n2,200\n",
@@ -85,10 +88,10 @@ def reuse(make_project):
     return project
 
 
-def test_one_snapshot_per_group_with_reuse_and_one_per_member_without(reuse, spark):
-    def added(table, *args):
+def test_one_snapshot_per_group_with_reuse_and_one_per_member_without(reuse, make_project, spark):
+    def added(table, *args, project=reuse):
         before = snapshots(spark, table)
-        reuse.run("run", *args)
+        project.run("run", *args)
         return snapshots(spark, table) - before
 
     # groups: {a, b, c}, {d: options}, {e: changelog}; a new table's groups write a staging copy, created in one
@@ -100,9 +103,10 @@ def test_one_snapshot_per_group_with_reuse_and_one_per_member_without(reuse, spa
     assert added("lakeplan_reuse.wide", "--select", "wide") == 3  # an existing table: one MERGE per group
     assert rows(spark, "lakeplan_reuse.wide") == with_reuse  # a rerun that changes nothing
 
-    assert added("lakeplan_reuse.wide", "--vars", "{reuse_sink_enabled: false}") == 5
+    without_reuse = make_project("reuse_vars", REUSE, {"vars": {"reuse_sink_enabled": False}}, schema="reuse")
+    assert added("lakeplan_reuse.wide", project=without_reuse) == 5
     assert rows(spark, "lakeplan_reuse.wide") == with_reuse  # one MERGE per member, same contents
-    assert added("lakeplan_reuse.other", "--select", "other", "--vars", "{reuse_sink_enabled: false}") == 2
+    assert added("lakeplan_reuse.other", "--select", "other", project=without_reuse) == 2
 
 
 def test_report_lists_groups_digests_and_reasons(reuse):
@@ -126,9 +130,9 @@ def test_report_lists_groups_digests_and_reasons(reuse):
 
 
 def test_deletes_under_ignore_and_error(reuse, spark):
-    reuse.run("run", "--select", "wide", "--full-refresh", "--vars", "{on_delete: ignore}")
+    reuse.run("run", "--select", "wide", "--full-refresh", on_delete="ignore")
     assert rows(spark, "lakeplan_reuse.wide") == IGNORE
-    log = reuse.fail("run", "--select", "wide", "--vars", "{on_delete: error}")
+    log = reuse.fail("run", "--select", "wide", on_delete="error")
     assert "Member `wide_e_cdc` of partial-update target `wide` is a changelog (op_column `op`)" in log
     assert "partial_update_on_delete: ignore" in log
     assert rows(spark, "lakeplan_reuse.wide") == IGNORE  # refused before anything was written
@@ -168,10 +172,10 @@ def test_docs_manifest_and_no_write_json_keep_the_rewrite(reuse, spark):
 
 
 def test_partial_parsing_picks_up_a_changed_member(reuse, spark):
-    reuse.run("run", "--select", "wide", "--full-refresh", "--vars", "{on_delete: ignore}")
+    reuse.run("run", "--select", "wide", "--full-refresh", on_delete="ignore")
     write_files(reuse.path, {"models/wide_a.sql": member("wide", "select id, a * 2 as a from {{ ref('people_a') }}")})
     # A changed member changes the target's fingerprint: its state must be rebuilt (see fingerprints).
-    result, log = reuse.invoke("run", "--select", "wide", "--vars", "{on_delete: ignore}", "--full-refresh")
+    result, log = reuse.invoke("run", "--select", "wide", "--full-refresh", on_delete="ignore")
     assert result.success and "Partial parsing enabled" in log
     assert [row[1] for row in rows(spark, "lakeplan_reuse.wide")] == [20, 40, 60, None]
     write_files(reuse.path, {"models/wide_a.sql": REUSE["models/wide_a.sql"]})

@@ -82,11 +82,11 @@ def mistakes(make_project):
     return project
 
 
-def parse_fails(project, files, *args):
+def parse_fails(project, files):
     """dbt parse's log after the project's models are replaced by `files`; the parse must fail."""
     shutil.rmtree(project.path / "models")
     write_files(project.path, files)
-    return project.fail("parse", *args)
+    return project.fail("parse")
 
 
 @pytest.mark.parametrize("case", sorted(PARSE_CASES))
@@ -98,9 +98,11 @@ def test_structural_mistakes_stop_parsing(mistakes, case):
         assert fragment in log
 
 
-def test_reuse_switch_must_be_a_boolean(mistakes):
-    log = parse_fails(mistakes, {**TARGET, "models/m.sql": member("wide", "select 1 as id")},
-                      "--vars", "{reuse_sink_enabled: maybe}")
+def test_reuse_switch_must_be_a_boolean(make_project):
+    # a project of its own: a new --vars value would make dbt parse the cases' project again in full
+    project = make_project("pu_reuse_switch", {**TARGET, "models/m.sql": member("wide", "select 1 as id")},
+                           {"vars": {"reuse_sink_enabled": "maybe"}})
+    log = project.fail("parse")
     assert "the project sets `reuse_sink_enabled: 'maybe'`" in log and "Fix: e.g. `reuse_sink_enabled: false`" in log
 
 

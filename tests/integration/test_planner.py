@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.conftest import snapshots, write_files
+from tests.conftest import accepting, env_value, given, snapshots, write_files
 from tests.integration.test_partial_update import member, rows, target_yml
 
 WIDE = {
@@ -125,10 +125,10 @@ def test_settings_that_cannot_work_stop_the_parse(make_project, files, fragment)
 def test_a_bad_write_option_of_a_later_group_writes_nothing(make_project, spark):
     files = {
         **WIDE,
-        "models/m1.sql": member("wide", "select id, id * {{ var('f', 1) }} as a from range(0, 10)"),
+        "models/m1.sql": member("wide", f"select id, id * {given('f', 1)} as a from range(0, 10)"),
         "models/m2.sql": (
-            "{{ config(partial_update_target='wide', write_options={'spark.sql.shuffle.partitions': var('n', 4)}) }}\n"
-            "select id, id * {{ var('f', 1) }} as b from range(0, 10)"
+            f"{{{{ config(partial_update_target='wide', write_options={{'spark.sql.shuffle.partitions': "
+            f"{env_value('n', 4)}}}) }}}}\nselect id, id * {given('f', 1)} as b from range(0, 10)"
         ),
     }  # fmt: skip
     project = make_project("planner_options", files)
@@ -136,7 +136,7 @@ def test_a_bad_write_option_of_a_later_group_writes_nothing(make_project, spark)
     before = (snapshots(spark, "lakeplan_planner_options.wide"), rows(spark, "lakeplan_planner_options.wide"))
     report = json.loads((project.path / "target" / "lakeplan_sink_reuse.json").read_text())
     assert len(report["targets"]["model.lakeplan.wide"]["groups"]) == 2
-    log = project.fail("run", "--vars", "{f: 2, n: many}")
+    log = project.fail("run", f=2, n="many")
     assert "spark.sql.shuffle.partitions should be int, but was many" in log and "Unhandled error" not in log
     assert (snapshots(spark, "lakeplan_planner_options.wide"), rows(spark, "lakeplan_planner_options.wide")) == before
 
@@ -173,15 +173,15 @@ def test_sequence_columns_of_different_types_on_one_column_are_refused_before_an
 
 def test_an_incremental_keyed_model_whose_layout_changed_reports_its_real_layout(make_project, spark):
     sql = ("{{ config(materialized='incremental', file_format='iceberg', keyed_by='id', "
-           "key_groups=var('groups', 4)) }}\nselect id from range(0, 100)")  # fmt: skip
+           f"key_groups={env_value('groups', 4)} | int) }}}}\nselect id from range(0, 100)")  # fmt: skip
     project = make_project("planner_layout", {"models/keyed.sql": sql})
     project.run("run")
-    log = project.fail("run", "--vars", "{groups: 8}")
+    log = project.fail("run", groups=8)
     assert "model `keyed` declares keyed_by [\"id\"] with key_groups 8, but its table" in log
     assert "is bucketed by [\"id\"] into 4 buckets" in log
     assert "Fix: rebuild the table with the declared layout: dbt run --full-refresh -s keyed" in log
-    project.run("run", "--vars", "{groups: 8}", "--full-refresh")
-    project.run("run", "--vars", "{groups: 8}")
+    project.run("run", "--full-refresh", groups=8)
+    project.run("run", groups=8)
     assert spark.sql("select count(*) from lakeplan_planner_layout.keyed").first()[0] == 200
 
 
@@ -230,7 +230,10 @@ def test_sequenced_writers_of_one_column_in_separate_writes_are_refused(make_pro
 
 
 def test_accepted_logic_is_recorded_only_when_the_write_succeeds(make_project, spark):
-    project = make_project("planner_accept", {**WIDE, "models/m.sql": member("wide", "select id, id as a from range(0, 3)")})
+    # the state is accepted from the first command on (a first run has no state to accept), and the last run's
+    # restored logic is the recorded one: it would accept again, recording `accepted_from`, had the failure recorded
+    original = member("wide", "select id, id as a from range(0, 3)")
+    project = make_project("planner_accept", {**WIDE, "models/m.sql": original}, accepting("wide"))
     project.run("run")
 
     def recorded():
@@ -239,8 +242,8 @@ def test_accepted_logic_is_recorded_only_when_the_write_succeeds(make_project, s
     old = recorded()["lakeplan.fingerprint"]
     failing = "select id, id + 1 as a from range(0, 3) where assert_true(id < 2) is null"
     write_files(project.path, {"models/m.sql": member("wide", failing)})
-    project.fail("run", "--vars", "{lakeplan_accept_state: [wide]}")
+    project.fail("run")
     assert recorded()["lakeplan.fingerprint"] == old  # the failed write recorded nothing
-    write_files(project.path, {"models/m.sql": member("wide", "select id, id as a from range(0, 3)")})
+    write_files(project.path, {"models/m.sql": original})
     project.run("run")  # the logic that built the rows is still the recorded one: no state mismatch
     assert "lakeplan.fingerprint.accepted_from" not in recorded()

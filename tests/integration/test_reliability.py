@@ -5,7 +5,10 @@ import time
 
 import pytest
 
-HEALTHY = "{{ var('healthy', true) }}"
+from tests.conftest import given
+
+# the values a test gives one dbt command (--vars would make dbt parse the project in full at each new value)
+HEALTHY, FACTOR, ROWS = given("healthy", "true"), given("factor", 1), given("rows", 1000)
 FILES = {
     "models/wide.sql": "{{ partial_update_target() }}",
     "models/wide.yml": (
@@ -15,16 +18,16 @@ FILES = {
     # A member that raises on some rows when told to, and another that is slow enough to be killed.
     "models/wide_a.sql": (
         "{{ config(partial_update_target='wide') }}\n"
-        f"select id, id * {{{{ var('factor', 1) }}}} as a from range(0, 1000) where assert_true({HEALTHY} or id != 7) is null"
+        f"select id, id * {FACTOR} as a from range(0, 1000) where assert_true({HEALTHY} or id != 7) is null"
     ),
     "models/wide_b.sql": (
         "{{ config(partial_update_target='wide') }}\n"
-        "select id % 1000 as id, max(id * {{ var('factor', 1) }}) as b from range(0, {{ var('rows', 1000) }}) group by id % 1000"
+        f"select id % 1000 as id, max(id * {FACTOR}) as b from range(0, {ROWS}) group by id % 1000"
     ),
     "models/changes.sql": (
         "{{ config(materialized='upsert', unique_key='id', sequence_by='seq') }}\n"
-        "select id % 1000 as id, '+U' as _op, id as seq, id * {{ var('factor', 1) }} as v\n"
-        f"from range(0, {{{{ var('rows', 1000) }}}}) where assert_true({HEALTHY} or id != 7) is null"
+        f"select id % 1000 as id, '+U' as _op, id as seq, id * {FACTOR} as v\n"
+        f"from range(0, {ROWS}) where assert_true({HEALTHY} or id != 7) is null"
     ),
 }
 
@@ -44,13 +47,13 @@ def state(spark, table):
 @pytest.mark.parametrize("model", ["wide", "changes"])
 def test_a_row_that_fails_leaves_the_table_at_its_snapshot_and_a_fixed_rerun_converges(project, spark, model):
     before = state(spark, model)
-    log = project.fail("run", "--select", f"+{model}", "--vars", "{healthy: false, factor: 2}")
+    log = project.fail("run", "--select", f"+{model}", healthy="false", factor=2)
     assert "' is not true!" in log and "Runtime Error in model" in log
     assert state(spark, model) == before
-    project.run("run", "--select", f"+{model}", "--vars", "{factor: 2}")
+    project.run("run", "--select", f"+{model}", factor=2)
     after_snapshot, after_rows = state(spark, model)
     assert after_snapshot != before[0] and after_rows != before[1]
-    project.run("run", "--select", f"+{model}", "--vars", "{factor: 2}")  # idempotent
+    project.run("run", "--select", f"+{model}", factor=2)  # idempotent
     assert state(spark, model)[1] == after_rows
 
 
@@ -69,7 +72,7 @@ def test_a_killed_spark_job_leaves_the_table_at_its_snapshot(project, spark, mod
     killer = threading.Thread(target=kill_jobs_until_the_run_ends)
     killer.start()
     try:
-        log = project.fail("run", "--select", model, "--vars", "{rows: 30000000, factor: 5}")
+        log = project.fail("run", "--select", model, rows=30_000_000, factor=5)
     finally:
         run_ended.set()
         killer.join()

@@ -4,7 +4,7 @@ table already holds writes nothing. New input, other logic or an input lakeplan 
 
 import pytest
 
-from tests.conftest import snapshots
+from tests.conftest import given, snapshots
 from tests.integration.test_partial_update import member, rows, target_yml
 
 VISITS = "id,n\n1,1\n2,5\n"
@@ -55,10 +55,10 @@ def with_counts(make_project, name, counts_sql):
 
 def test_other_input_values_write_again(make_project, spark):
     project, table = with_counts(make_project, "rerun_vars",
-                                 "select id, n * {{ var('factor', 1) }} as visits from {{ ref('visits') }}")
+                                 f"select id, n * {given('factor', 1)} as visits from {{{{ ref('visits') }}}}")
     project.run("build")
-    project.run("run", "--vars", "{factor: 2}")  # the member's query as rendered changed: applied
-    project.run("run", "--vars", "{factor: 2}")  # and held
+    project.run("run", factor=2)  # the member's query as rendered changed: applied
+    project.run("run", factor=2)  # and held
     assert rows(spark, table) == [(1, 3, 10), (2, 15, 50)]
 
 

@@ -4,6 +4,7 @@ dbt runs every model of a project in one Spark session, so a setting left behind
 
 import pytest
 
+from tests.conftest import env_value
 from tests.integration.test_merge_rewrite import GROUP_FILTER
 from tests.integration.test_partial_update import member, rows, target_yml
 
@@ -11,8 +12,9 @@ PARTITIONS = "spark.sql.shuffle.partitions"
 TIME_ZONE = "spark.sql.session.timeZone"
 ZONES = {"tokyo": "Asia/Tokyo", "la": "America/Los_Angeles"}
 # the second run sends a value lakeplan's row checks refuse: the statement stops inside Spark, mid-write
-VALUE = "{{ 'id' if var('broken', false) == false else \"case when id = 7 then 'seven' else string(id) end\" }}"
-OP = "{{ \"'+U'\" if var('broken', false) == false else \"case when id = 7 then 'X' else '+U' end\" }}"
+BROKEN = f"{env_value('broken', 'false')} == 'true'"
+VALUE = f"{{{{ \"case when id = 7 then 'seven' else string(id) end\" if {BROKEN} else 'id' }}}}"
+OP = f"{{{{ \"case when id = 7 then 'X' else '+U' end\" if {BROKEN} else \"'+U'\" }}}}"
 FAILING_WRITE = {
     "partial_update": {
         "models/wide.sql": "{{ partial_update_target() }}",
@@ -37,7 +39,7 @@ def test_a_write_that_fails_leaves_the_session_as_it_found_it(make_project, spar
     project.run("run")
     before = session(spark)
 
-    log = project.fail("run", "--vars", "{broken: true}")
+    log = project.fail("run", broken="true")
 
     assert ("the value seven" if materialization == "partial_update" else "Invalid changelog op 'X'") in log
     assert session(spark) == before
@@ -75,7 +77,7 @@ def test_a_write_that_succeeds_leaves_the_session_as_it_found_it(make_project, s
 def test_a_members_write_options_govern_its_own_query(make_project, spark):
     # under ANSI, a value that cannot be cast is an error; without the setting in the member's own query,
     # Spark's default makes it NULL in silence and the row keeps its old value
-    value = "{{ \"cast('abc' as int)\" if var('broken', false) else 'cast(id as int)' }}"
+    value = f"{{{{ \"cast('abc' as int)\" if {BROKEN} else 'cast(id as int)' }}}}"
     files = {
         "models/wide.sql": "{{ partial_update_target() }}",
         "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "int"}),
@@ -87,7 +89,7 @@ def test_a_members_write_options_govern_its_own_query(make_project, spark):
     project.run("run")  # lakeplan's own MERGE runs under ANSI too
     before = session(spark)
 
-    log = project.fail("run", "--vars", "{broken: true}")
+    log = project.fail("run", broken="true")
 
     assert "CAST_INVALID_INPUT" in log
     assert session(spark) == before

@@ -9,7 +9,7 @@ two that record new logic in the table build a project of their own (`alone`, sc
 
 import pytest
 
-from tests.conftest import snapshots, write_files
+from tests.conftest import accepting, snapshots, write_files
 
 SCHEMA = "lakeplan_state"
 WIDE, DIM, SEGMENTS, TOTALS = (f"{SCHEMA}.{name}" for name in ("wide", "dim", "segments", "totals"))
@@ -156,14 +156,18 @@ def test_a_new_member_whose_write_fails_leaves_the_recorded_logic_as_it_was(proj
 # The tests below record new logic in the table: each builds a project of its own.
 
 
-def test_accepting_new_logic_keeps_the_table_and_later_runs_proceed(alone, spark):
+def test_accepting_new_logic_keeps_the_table_and_later_runs_proceed(alone, make_project, spark):
     old = properties(spark, ALONE_WIDE)["lakeplan.fingerprint"]
     before = counts(spark, ALONE_WIDE)
-    write_files(alone.path, {"models/m_profile.sql": FILES["models/m_profile.sql"].replace("s.owner", "upper(s.owner) as owner")})
+    changed = {"models/m_profile.sql": FILES["models/m_profile.sql"].replace("s.owner", "upper(s.owner) as owner")}
+    write_files(alone.path, changed)
     assert "member `m_profile` changed" in alone.fail("run", "-s", "wide")
-    alone.run("run", "-s", "wide", "--vars", "{lakeplan_accept_state: [wide]}")
+    # the user accepts: a second project on the same tables, whose dbt_project.yml sets the var (a --vars on `alone`
+    # would parse it in full again, and once more for the runs after it without the var)
+    accepted = make_project("state_accepted", {**FILES, **changed}, {**HOOK, **accepting("wide")}, schema="state_alone")
+    accepted.run("run", "-s", "wide")
     # said once, though the check meets the model on run start, before its write and after it
-    assert alone.shown.count("lakeplan: model `wide`: accepting its current logic") == 1, alone.shown
+    assert accepted.shown.count("lakeplan: model `wide`: accepting its current logic") == 1, accepted.shown
     recorded = properties(spark, ALONE_WIDE)
     assert recorded["lakeplan.fingerprint.accepted_from"] == old and recorded["lakeplan.fingerprint"] != old
     assert rows(spark, ALONE_WIDE) == [(1, "A", "ALPHA", 2), (2, "B", "BETA", 2)]  # kept its counter, merged the new

@@ -1,11 +1,15 @@
 """Deletes are remembered: a deleted key keeps the sequence of its delete (a tombstone in a side table), so a
-later run's row with a lower sequence loses against the delete as it loses against a stored row."""
+later run's row with a lower sequence loses against the delete as it loses against a stored row.
+
+Each run's batch reaches the models as a `given` value, not --vars, which would make dbt parse the project again in
+full on every run."""
 
 import pytest
 
-from tests.conftest import snapshots
+from tests.conftest import given, snapshots
 from tests.integration.test_partial_update import member, rows, target_yml
 
+BATCH = given("batch", 1)  # the changes of one run: a run's batch number
 # batch, key, op, lsn, value. Key 2: inserted and deleted (batch 1), a late update (batch 2), a newer insert
 # (batch 3). Key 3 is never deleted.
 CHANGES = """batch,id,op,lsn,val
@@ -20,7 +24,7 @@ UPSERT = {
     "seeds/changes.csv": CHANGES,
     "models/current.sql": (
         "{{ config(materialized='upsert', unique_key='id', sequence_by='lsn', op_column='op') }}\n"
-        "select id, op, lsn, val from {{ ref('changes') }} where batch = {{ var('batch') }}"
+        "select id, op, lsn, val from {{ ref('changes') }} where batch = " + BATCH
     ),
 }
 PARTIAL_UPDATE = {
@@ -29,7 +33,7 @@ PARTIAL_UPDATE = {
     "models/wide.yml": target_yml("wide", {"id": "bigint", "val": "string", "lsn": "bigint"},
                                   partial_update_on_delete="remove_record"),  # fmt: skip
     "models/cdc.sql": member(
-        "wide", "select id, op, lsn, val from {{ ref('changes') }} where batch = {{ var('batch') }}",
+        "wide", "select id, op, lsn, val from {{ ref('changes') }} where batch = " + BATCH,
         op_column="op", sequence_by="lsn",
     ),
 }
@@ -48,7 +52,7 @@ def test_a_late_row_loses_against_a_delete_of_an_earlier_run(make_project, spark
     columns = "id, lsn, val"
     for batch, expected in AFTER.items():
         before = snapshots(spark, relation)
-        project.run("build" if batch == 1 else "run", "--vars", f"{{batch: {batch}}}")  # the seed, with the first
+        project.run("build" if batch == 1 else "run", batch=batch)  # the seed, with the first
         assert sorted(tuple(r) for r in spark.sql(f"select {columns} from {relation}").collect()) == expected, batch
         assert snapshots(spark, relation) == before + 1  # one commit of the table per run
     # The table users read has only its own columns; the tombstone is in the side table.
@@ -60,13 +64,13 @@ def test_tombstones_are_removed_after_their_retention(make_project, spark):
     project = make_project("tombstone_retention", {**UPSERT, "models/current.sql": UPSERT["models/current.sql"].replace(
         "op_column='op'", "op_column='op', tombstone_retention_days=2")})  # fmt: skip
     tombstones = "lakeplan_tombstone_retention.current__lakeplan_tombstones"
-    project.run("build", "--vars", "{batch: 1}")  # the seed, then the model
+    project.run("build")  # the seed, then the model (batch 1)
     assert [r[:2] for r in rows(spark, tombstones)] == [(2, 13)]
     spark.sql(f"update {tombstones} set lakeplan_deleted_at = lakeplan_deleted_at - interval 1 day")
-    project.run("run", "--vars", "{batch: 4}")  # no changes: a day-old tombstone stays
+    project.run("run", batch=4)  # no changes: a day-old tombstone stays
     assert len(rows(spark, tombstones)) == 1
     spark.sql(f"update {tombstones} set lakeplan_deleted_at = lakeplan_deleted_at - interval 2 days")
-    project.run("run", "--vars", "{batch: 4}")  # three days old: removed
+    project.run("run", batch=4)  # three days old: removed
     assert rows(spark, tombstones) == []
 
 
@@ -102,9 +106,9 @@ TWO_SEQUENCES = {
     "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "string", "b": "string"},
                                   partial_update_on_delete="remove_record"),  # fmt: skip
     "models/seen.sql": member("wide", "select id, cast(last_seen_ts as timestamp) as last_seen_ts, a from "
-                              "{{ ref('seen_rows') }} where batch = {{ var('batch') }}", sequence_by="last_seen_ts"),
+                              "{{ ref('seen_rows') }} where batch = " + BATCH, sequence_by="last_seen_ts"),
     "models/cdc.sql": member("wide", "select id, op, cast(seq as int) as seq, b from {{ ref('cdc_changes') }} "
-                             "where batch = {{ var('batch') }}", op_column="op", sequence_by="seq"),
+                             "where batch = " + BATCH, op_column="op", sequence_by="seq"),
 }
 
 
@@ -118,7 +122,7 @@ def test_a_delete_is_compared_only_with_rows_of_its_own_sequence(make_project, s
              3: [(1, "a1", "b1"), (2, "a2 again", "b2 new")]}  # fmt: skip
     counts = []
     for batch, expected in after.items():
-        project.run("build" if batch == 1 else "run", "--vars", f"{{batch: {batch}}}")  # the seeds, with the first
+        project.run("build" if batch == 1 else "run", batch=batch)  # the seeds, with the first
         assert rows(spark, relation) == expected, batch
         counts.append(snapshots(spark, relation))
     assert counts == [1, 3, 5]  # created by one statement, then each run's two groups: one commit each
@@ -159,13 +163,15 @@ def test_deletes_that_cannot_be_ordered_are_refused_before_any_write(make_projec
 def test_a_full_refresh_keeps_remembered_deletes_unless_told_to_forget(make_project, spark, kind, files, table):
     project = make_project(f"refresh_{kind}", files)
     relation = f"lakeplan_refresh_{kind}.{table}"
-    project.run("build", "--vars", "{batch: 1}")  # the seed, then key 2 inserted and deleted (lsn 13)
+    project.run("build")  # the seed, then key 2 inserted and deleted (lsn 13) in batch 1
     # a rebuild from a changelog that now holds only key 2's late +U (lsn 12): the delete still wins
-    project.run("run", "--full-refresh", "--vars", "{batch: 2}")
+    project.run("run", "--full-refresh", batch=2)
     assert [r[:2] for r in rows(spark, f"{relation}__lakeplan_tombstones")] == [(2, 13)]
     assert sorted(tuple(r) for r in spark.sql(f"select id, lsn, val from {relation}").collect()) == [
         (3, 2, "three again")]
-    project.run("run", "--full-refresh", "--vars", f"{{batch: 2, lakeplan_forget_deletes: [{table}]}}")
+    forgetting = make_project(f"refresh_{kind}_vars", files, {"vars": {"lakeplan_forget_deletes": [table]}},
+                              schema=f"refresh_{kind}")
+    forgetting.run("run", "--full-refresh", batch=2)
     assert not spark.catalog.tableExists(f"{relation}__lakeplan_tombstones")  # no delete left to remember
     assert sorted(tuple(r) for r in spark.sql(f"select id, lsn, val from {relation}").collect()) == [
         (2, 12, "late"), (3, 2, "three again")]
@@ -173,6 +179,6 @@ def test_a_full_refresh_keeps_remembered_deletes_unless_told_to_forget(make_proj
 
 def test_forgetting_the_deletes_of_a_model_that_does_not_exist_is_refused(make_project):
     project = make_project("forget_unknown", UPSERT)
-    log = project.fail("run", "--full-refresh", "--vars", "{batch: 1, lakeplan_forget_deletes: [curent]}")
+    log = project.fail("run", "--full-refresh", "--vars", "{lakeplan_forget_deletes: [curent]}")
     assert ("The project sets lakeplan_forget_deletes [curent], but no model is named `curent`. Fix: name the "
             "`upsert` or partial-update target whose remembered deletes a rebuild forgets") in log

@@ -1,6 +1,9 @@
 """The durations record's arithmetic: the workers' dbt counts add up, and the summary leads with the totals and
-lists the slowest tests, slowest first."""
+lists the slowest tests, slowest first; a clone without a record of its own schedules by the committed one."""
 
+import json
+
+from tests import durations
 from tests.durations import TOP, merged, summary
 
 
@@ -23,3 +26,13 @@ def test_the_summary_gives_the_totals_and_the_slowest_tests_first():
     assert lines[0].startswith("pytest: 12:34 for 30 tests on 2 worker(s); 3 dbt invocations (0:06), 3 full parses")
     listed = [line.split()[-1] for line in lines[2:]]
     assert listed == list(tests)[:TOP]
+
+
+def test_a_clone_without_a_record_of_its_own_orders_by_the_committed_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(durations, "LAST_KNOWN", tmp_path / "none_yet.json")
+    assert durations.last_known() == json.loads(durations.COMMITTED.read_text())
+    assert max(durations.last_known(), key=durations.last_known().get).startswith("tests/integration/")
+    own = tmp_path / "own.json"
+    own.write_text(json.dumps({"tests/unit/test_durations.py::test_the_workers_counts_add_up": 9999.0}))
+    monkeypatch.setattr(durations, "LAST_KNOWN", own)
+    assert durations.last_known()["tests/unit/test_durations.py::test_the_workers_counts_add_up"] == 9999.0
