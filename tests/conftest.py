@@ -41,6 +41,7 @@ REPOSITORY_FIXTURES = ("example", "built")
 # (-XX:TieredStopAtLevel=1) was tried and is not here: it saved CPU in a short run but cost 11% in the whole suite,
 # where a worker's JVM lives 20 minutes (docs/testing.md).
 TEST_JVM_OPTIONS = "-XX:MetaspaceSize=256m"
+TEST_RUN = "LAKEPLAN_TEST_RUN"  # the id (pid) of the process running the tests, the workers' parent under xdist
 
 
 def work_unit(nodeid: str) -> str:
@@ -53,6 +54,8 @@ def work_unit(nodeid: str) -> str:
 
 
 def pytest_configure(config):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ[TEST_RUN] = str(os.getpid())  # the workers inherit it
     own_home_per_worker()
     work = DbtWork()
     work.watch()
@@ -113,16 +116,18 @@ def pytest_xdist_make_scheduler(config, log):
     return Units(config, log)
 
 
-def pytest_sessionstart(session):
-    session.config.catalog_was_running = catalog_script("status").returncode == 0
+def started_by_this_run() -> Path:
+    """The file saying this test run's `shared_catalog` fixture started the shared catalog."""
+    return REPO / ".lakeplan" / "catalog" / f"started-by-test-run-{os.environ[TEST_RUN]}"
 
 
 def pytest_sessionfinish(session):
-    """The shared catalog a test started (the `shared_catalog` fixture) is stopped when the test run ends, in the
-    process that runs the workers: one left running would outlive `make test` and `.ci/run`."""
-    if not os.environ.get("PYTEST_XDIST_WORKER") and not session.config.catalog_was_running \
-            and catalog_script("status").returncode == 0:
+    """The shared catalog this test run started (the `shared_catalog` fixture) is stopped when the run ends, in the
+    process that runs the workers: one left running would outlive `make test` and `.ci/run`. One started by anything
+    else while the run worked (`make catalog-up`, another test run) is not this run's to stop."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") and started_by_this_run().exists():
         catalog_script("down")
+        started_by_this_run().unlink()
 
 
 def catalog_script(command: str):
@@ -243,8 +248,11 @@ def spark():
 def shared_catalog() -> Path:
     """The shared catalog (`make catalog-up`: PostgreSQL metastore, Iceberg's Hive locks on), started if it is not;
     returns its Spark settings folder, for processes of their own (this one's Spark runs on the embedded one)."""
+    running = catalog_script("status").returncode == 0
     started = catalog_script("up")
     assert started.returncode == 0, f"scripts/catalog.sh up failed:\n{started.stdout}{started.stderr}"
+    if not running:
+        started_by_this_run().touch()
     return REPO / ".lakeplan" / "catalog" / "spark-conf"
 
 
