@@ -41,6 +41,12 @@ REPOSITORY_FIXTURES = ("example", "built")
 # (-XX:TieredStopAtLevel=1) was tried and is not here: it saved CPU in a short run but cost 11% in the whole suite,
 # where a worker's JVM lives 20 minutes (docs/testing.md).
 TEST_JVM_OPTIONS = "-XX:MetaspaceSize=256m"
+# dbt's JSON artifacts (manifest.json, run_results.json, the graph and lakeplan's reports) cost about 0.17 s of CPU
+# per dbt command: test_merge_rules.py in one process, by turns, took 31.6 s and 31.8 s of Python CPU with them and
+# 26.5 s and 26.9 s without, for 29 commands. Of the run's ~670 commands a dozen read them: those ask for them
+# (`--write-json`), and dbt's own adapter suites and the benchmarks run with dbt's default (`dbt_writes_json`).
+# Everything else a command does (lakeplan's rewrite, its SQL cache, target/compiled and target/run) is the same.
+WRITE_JSON = "DBT_WRITE_JSON"
 TEST_RUN = "LAKEPLAN_TEST_RUN"  # the id (pid) of the process running the tests, the workers' parent under xdist
 
 
@@ -57,6 +63,7 @@ def pytest_configure(config):
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ[TEST_RUN] = str(os.getpid())  # the workers inherit it
     own_home_per_worker()
+    os.environ.setdefault(WRITE_JSON, "false")
     work = DbtWork()
     work.watch()
     config.pluginmanager.register(DurationsRecord(config, work), "lakeplan_durations")
@@ -268,6 +275,14 @@ def accepting(*models: str) -> dict:
     from the project's first command on: the var is read at parse, and a --vars on one later command would parse the
     project in full again."""
     return {"vars": {"lakeplan_accept_state": list(models)}}
+
+
+@pytest.fixture(scope="module")
+def dbt_writes_json():
+    """dbt's default for a module that runs what a user runs unchanged (dbt's own suites, the benchmarks)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(WRITE_JSON, raising=False)
+        yield
 
 
 def write_files(root: Path, files: dict[str, str]) -> None:

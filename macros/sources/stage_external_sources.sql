@@ -18,8 +18,10 @@
         {% set relation = api.Relation.create(schema=node.schema, identifier=node.identifier) %}
         {% do lakeplan.lakeplan_execute('create schema if not exists ' ~ adapter.quote(node.schema)) %}
         {% do lakeplan.lakeplan_execute('drop table if exists ' ~ relation) %}
+        {#- the header names the source where Spark's error does not (spark_adapter.about_the_statement) -#}
         {% do lakeplan.lakeplan_execute(
-            'create table ' ~ relation ~ ' using ' ~ (node.external.using or 'parquet')
+            '-- stage source `' ~ node.source_name ~ '.' ~ node.name ~ '` from ' ~ node.external.location ~ '\n'
+            ~ 'create table ' ~ relation ~ ' using ' ~ (node.external.using or 'parquet')
             ~ ' location ' ~ lakeplan.lakeplan_string_literal(node.external.location)) %}
     {% endfor %}
     {{ return('') }}

@@ -229,6 +229,11 @@ pre {{ white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padd
     rows.forEach(r => {{ const tr = t.insertRow(); r.forEach(c => tr.insertCell().textContent = c === null ? '-' : String(c)); }});
     return t;
   }}
+  // a heading, and its table only where there are rows: an empty table under a heading reads as missing data
+  function section(title, rows, head) {{
+    details.appendChild(el('h4', rows.length ? title : title + ': none'));
+    if (rows.length) details.appendChild(table(rows, head));
+  }}
   const names = report.names || {{}};
   function show(uid) {{
     document.querySelectorAll('.node').forEach(n => n.classList.toggle('selected', n.dataset.id === uid));
@@ -243,18 +248,19 @@ pre {{ white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padd
     details.appendChild(el('h3', m.name));
     details.appendChild(el('p', 'materialized: ' + m.materialized + (m.member_of ? ' of ' + m.member_of : '')));
     if (m.error) details.appendChild(el('p', 'error: ' + m.error));
-    details.appendChild(el('h4', 'sources'));
-    details.appendChild(table(m.sources.map(s => [s.name, s.scan_parallelism, s.distribution, s.partitions]),
-      ['source', 'scan_parallelism', 'distribution', 'partitions']));
+    section('sources', m.sources.map(s => [s.name, s.scan_parallelism, s.distribution, s.partitions]),
+      ['source', 'scan_parallelism', 'distribution', 'partitions']);
     details.appendChild(el('h4', 'exchanges: ' + (m.shuffles === null ? 'not planned' : m.shuffles + ' shuffle(s)')));
-    details.appendChild(table(m.exchanges.map(x => [x.cause, x.partitioning, x.arguments]), ['cause', 'partitioning', 'arguments']));
+    if (m.exchanges.length) details.appendChild(table(m.exchanges.map(x => [x.cause, x.partitioning, x.arguments]),
+      ['cause', 'partitioning', 'arguments']));
     if (m.keyed) details.appendChild(el('p', 'keyed: ' + (m.keyed.avoided_shuffle ? 'no shuffle' : 'shuffles') + ': ' + m.keyed.reason));
     if (m.change) {{
       details.appendChild(el('h4', 'change lands: ' + m.change.lands));
-      details.appendChild(table(Object.entries(m.change.reads), ['input read with new_rows / changed_keys', 'this run reads']));
-      details.appendChild(el('h4', 'maintenance' + (m.change.maintenance ? '' : ': none')));
-      if (m.change.maintenance) details.appendChild(table(Object.entries(m.change.maintenance).map(([k, v]) =>
-        [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v]), ['setting', 'value']));
+      const reads = Object.entries(m.change.reads);
+      const head = ['input read with new_rows / changed_keys', 'this run reads'];
+      if (reads.length) details.appendChild(table(reads, head));
+      section('maintenance', Object.entries(m.change.maintenance || {{}}).map(([k, v]) =>
+        [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v]), ['setting', 'value']);
     }}
     if (m.write_groups) {{
       details.appendChild(el('h4', 'write groups'));

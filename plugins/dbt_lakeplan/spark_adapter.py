@@ -83,6 +83,10 @@ ADAPTER_MACRO = re.compile(r"\Amacro \w+\Z")
 ERROR_CLASS = re.compile(r"\[[A-Z_.]+\]")
 # what Spark says of a table or schema a query reads that does not exist (a member's input not built yet)
 NOT_BUILT = re.compile(r"\[(?:TABLE_OR_VIEW|SCHEMA)_NOT_FOUND\]")
+# the line naming the external source a statement registers (macros/sources/stage_external_sources.sql)
+STAGED_SOURCE = re.compile(r"^\s*-- stage source (`[^`\n]*`) from ([^\n]*)$", re.MULTILINE)
+# what Spark says of an external table's location without data files (removed by `make clean`, never generated)
+NO_DATA_FILES = re.compile(r"\[(?:UNABLE_TO_INFER_SCHEMA|PATH_NOT_FOUND)\]")
 
 
 def with_table_format(information: str) -> str:
@@ -108,6 +112,17 @@ def condensed(message: str) -> str:
     if causes and (not sentence or sentence.endswith(":")):  # e.g. "Exception thrown in awaitResult:"
         sentence = SQLSTATE.sub("", ERROR_WRAPPING.sub("", causes[-1], count=1)).strip()
     return sentence or message
+
+
+def about_the_statement(sentence: str, sql: str, raw: str = "") -> str:
+    """Spark's sentence, and what it means for the statement lakeplan sent: a source it registers, or a write."""
+    staged = STAGED_SOURCE.search(sql)
+    if staged is not None and NO_DATA_FILES.match(sentence):
+        source, location = staged.groups()
+        return (f"Source {source} has no data files at {location} (its `external.location`), so it cannot be read. "
+                "Fix: generate them (the template's example: `make data`) or correct that location. "
+                f"(Spark: {sentence})")
+    return about_the_write(sentence, sql, raw)
 
 
 def about_the_write(sentence: str, sql: str, raw: str = "") -> str:
@@ -180,13 +195,13 @@ def _condense_errors(handler):
                 yield
         except DbtRuntimeError as error:
             sentence = (_cancelled(connection) or _lost_to_another_run(connection, sql, error.msg)
-                        or about_the_write(condensed(error.msg), sql, error.msg))
+                        or about_the_statement(condensed(error.msg), sql, error.msg))
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
         except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
             sentence = (_cancelled(connection) or _lost_to_another_run(connection, sql, str(error))
-                        or about_the_write(condensed(str(error)), sql, str(error)))
+                        or about_the_statement(condensed(str(error)), sql, str(error)))
             raise DbtRuntimeError(sentence) from error
         finally:
             _LAST_STATEMENT.sql = sql  # its rows are fetched after this handler (_condense_fetch_errors)
@@ -310,7 +325,7 @@ def _condense_fetch_errors(fetch):
         except Exception as error:
             AdapterLogger("Spark").debug(f"Error while fetching a result:\n{error}")
             sql = getattr(_LAST_STATEMENT, "sql", "")
-            raise DbtRuntimeError(about_the_write(condensed(str(error)), sql, str(error))) from error
+            raise DbtRuntimeError(about_the_statement(condensed(str(error)), sql, str(error))) from error
 
     get_result_from_cursor.lakeplan = True
     return classmethod(get_result_from_cursor)

@@ -64,7 +64,7 @@ def adopting_project(root, with_yaml: bool) -> DbtProject:
 def test_the_templates_yaml_never_reaches_an_adopting_projects_nodes_of_the_same_names(tmp_path, with_yaml):
     project = adopting_project(tmp_path / PROJECT, with_yaml)
     project.run("deps")
-    project.run("parse", "--no-partial-parse")
+    project.run("parse", "--no-partial-parse", "--write-json")
     # the template's relationships test on stg_lineitem refs stg_orders: left unpinned, dbt resolved it to the
     # project's model and warned on every command (a new-user trial)
     assert "WARN" not in project.shown and "require_ref_prefers_node_package_to_root" not in project.shown

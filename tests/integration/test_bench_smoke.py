@@ -13,7 +13,7 @@ from tests.conftest import REPO
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
+def bench(tmp_path_factory, dbt_writes_json):
     # read when bench/common.py is first imported in this process (this worker's own directory, for the session)
     os.environ.setdefault("LAKEPLAN_BENCH_WORK", str(tmp_path_factory.getbasetemp() / "bench_work"))
     sys.path.insert(0, str(REPO / "bench"))
@@ -37,6 +37,11 @@ def test_sink_reuse_benchmark_smoke(bench, spark):
     assert by_variant[("handwritten", "update")]["snapshots"] == 1
     rows = {name: sorted(map(tuple, spark.sql(f"select * from lakeplan_bench.{name}").collect())) for name in ("wide", "wide_handwritten")}
     assert rows["wide"] == rows["wide_handwritten"]  # the same final contents (the last dbt variant is `separate`)
+    same = {(r["variant"], r["phase"]): r["same_as_handwritten"] for r in result["runs"]}
+    assert {v for v, _ in same} == {"lakeplan", "bare", "rules", "separate", "handwritten"}
+    for variant in ("lakeplan", "bare", "separate"):  # equal contents after each phase, not only equal counts
+        assert same[(variant, "initial")] is True and same[(variant, "update")] is True
+    assert same[("rules", "initial")] is True and same[("rules", "update")] is None  # its update adds, keeps the least
 
 
 def test_prekeyed_benchmark_smoke(bench, spark):

@@ -4,12 +4,11 @@ column. Both leave the rows the per-column collapse leaves; the guards (NULL key
 overflowing sums) hold for packed members too, and the statement names each group's strategy."""
 
 import re
-import sys
 from decimal import Decimal
 
 import pytest
 
-from tests.conftest import REPO, given, snapshots
+from tests.conftest import given, snapshots
 from tests.integration.test_merge_rules import by_step
 from tests.integration.test_partial_update import member, rows, target_yml
 
@@ -134,21 +133,6 @@ def test_a_packed_sum_still_refuses_an_overflow(make_project, spark):
     assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, Decimal("999.00"), "x", None), (2, None, None, "y")])
     project.run("run", add="-9.00")
     assert rows(spark, table) == [(1, Decimal("990.00"), "x", None), (2, None, None, "y")]
-
-
-def test_the_sink_reuse_benchmark_compares_contents_and_runs_the_bare_floor(spark):
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        import sink_reuse
-
-        runs = sink_reuse.main(["--smoke"], spark=spark)["runs"]
-    finally:
-        sys.path.remove(str(REPO / "bench"))
-    same = {(r["variant"], r["phase"]): r["same_as_handwritten"] for r in runs}
-    assert {v for v, _ in same} == {"lakeplan", "bare", "rules", "separate", "handwritten"}
-    for variant in ("lakeplan", "bare", "separate"):  # equal contents after each phase, not only equal counts
-        assert same[(variant, "initial")] is True and same[(variant, "update")] is True
-    assert same[("rules", "initial")] is True and same[("rules", "update")] is None  # its update adds, keeps the least
 
 
 ONE_ROW_EACH = {

@@ -47,7 +47,7 @@ def dbt_profile_target():
 
 
 @pytest.fixture(scope="module", autouse=True)
-def leave_dbt_as_found():
+def leave_dbt_as_found(dbt_writes_json):
     """dbt's `adapter` fixture takes whatever adapter an earlier dbt command in this process left registered (a
     Thrift one after the cluster test), and the suites leave theirs: start from no adapter and leave none. dbt's
     test-only template caches, which its `initialization` switches on, stay on: conftest.py keeps them on for the

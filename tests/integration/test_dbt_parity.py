@@ -130,7 +130,7 @@ def test_show_and_docs_catalog(project):
 
 
 def test_retry_reruns_what_failed(project, spark):
-    project.fail("run", "--select", "fragile")
+    project.fail("run", "--select", "fragile", "--write-json")  # what retry reads
     result, _ = project.invoke("retry", healthy="true")
     assert result.success and [r.node.name for r in result.result.results] == ["fragile"]
     assert spark.sql("select * from lakeplan_parity.fragile").count() == 1
@@ -150,7 +150,7 @@ def test_snapshots_close_and_open_versions_across_runs(project, spark):
 
 def test_clone_is_refused_with_the_reason(project, tmp_path):
     # dbt-spark clones with Delta's SHALLOW CLONE; Iceberg has no SQL clone, so dbt clone cannot apply.
-    project.run("compile")
+    project.run("compile", "--write-json")
     state = tmp_path / "state"
     state.mkdir()
     (state / "manifest.json").write_text((project.path / "target" / "manifest.json").read_text())

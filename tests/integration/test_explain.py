@@ -77,7 +77,7 @@ FILES = {
 def project(make_project, spark, tmp_path_factory):
     dbt = make_project("explain", FILES)
     dbt.run("seed")
-    dbt.run("run", "--exclude", "read_wrong_groups")
+    dbt.run("run", "--exclude", "read_wrong_groups", "--write-json")
     saved = tmp_path_factory.mktemp("explain_state")
     shutil.copy(dbt.path / "target" / "manifest.json", saved / "manifest.json")
     dbt.saved_state = saved

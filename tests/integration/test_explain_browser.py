@@ -123,3 +123,6 @@ def test_a_page_with_a_seed_input_draws_it_and_routes_edges_around_boxes(seeded_
     # one name per input: the source is shop.orders in the graph and in every model's details
     assert "shop.orders" in details["model.lakeplan.customer_wide"]  # its members are inlined: not models of their own
     assert not [uid for uid, text in details.items() if "source.lakeplan" in text]
+    # a model that reads no source says so, without an empty table under its heading (a new user's trial)
+    assert "sources: none" in details["model.lakeplan.tickets_current"]
+    assert "scan_parallelism" not in details["model.lakeplan.tickets_current"]

@@ -72,7 +72,7 @@ def project(seeded, spark):
 
 
 def prints(project, *args):
-    project.run("parse", *args)
+    project.run("parse", "--write-json", *args)
     nodes = json.loads((project.path / "target" / "lakeplan_fingerprints.json").read_text())["nodes"]
     return {uid.split(".")[-1]: entry["fingerprint"] for uid, entry in nodes.items()}
 
@@ -256,7 +256,7 @@ def example_prints(path, edits=()):
         text = (path / name).read_text()
         assert old in text, f"{old!r} not in {name}"
         (path / name).write_text(text.replace(old, new, 1))
-    DbtProject(path).run("parse")  # a partial parse after edits: the plugin fingerprints at every load
+    DbtProject(path).run("parse", "--write-json")  # a partial parse after edits: the plugin fingerprints at every load
     nodes = json.loads((path / "target" / "lakeplan_fingerprints.json").read_text())["nodes"]
     return nodes["model.lakeplan.customer_360"]["fingerprint"]
 

@@ -171,3 +171,26 @@ DUPLICATE = "`id` and `Id` are one column, as Spark ignores case in column names
 def test_a_key_that_names_one_column_twice_stops_the_parse(make_project, spark, files, owner):
     log = make_project("named_duplicate_key", files).fail("parse")
     assert owner in log and DUPLICATE in log
+
+
+MISSING_DATA = "/nonexistent/lakeplan_missing_source/events.parquet"
+
+
+def test_a_source_whose_data_files_are_gone_is_named_with_the_fix(make_project, capsys):
+    """`make clean` removes the example's generated data: the next run, or `lakeplan explain`, stopped on Spark's
+    UNABLE_TO_INFER_SCHEMA, naming neither the source nor the way back (a new user's trial)."""
+    from dbt_lakeplan.cli import main
+
+    project = make_project("missing_source", {
+        "models/sources.yml": "version: 2\nsources:\n  - name: raw\n    schema: lakeplan_missing_source\n    tables:\n"
+                              f"      - {{name: events, external: {{location: '{MISSING_DATA}', using: parquet}}}}\n",
+        "models/counted.sql": "select count(*) as n from {{ source('raw', 'events') }}",
+    }, {"on-run-start": ["{{ stage_external_sources() }}"]})
+    told = (f"Source `raw.events` has no data files at {MISSING_DATA} (its `external.location`), so it cannot be "
+            "read. Fix: generate them (the template's example: `make data`) or correct that location.")
+    project.fail("run")
+    assert told in project.shown
+    capsys.readouterr()
+    code = main(["explain", "--project-dir", str(project.path), "--no-progress"])
+    printed = capsys.readouterr().err.strip()
+    assert code == 2 and printed.startswith("lakeplan explain: ") and told in printed and "\n" not in printed

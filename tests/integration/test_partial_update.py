@@ -42,7 +42,7 @@ PAIMON = {
 
 def test_paimon_partial_update_example(make_project, spark):
     project = make_project("paimon", PAIMON)
-    project.run("run")
+    project.run("run", "--write-json")
     assert rows(spark, "lakeplan_paimon.product") == [(1, 25.2, 10, "This is a book")]
     report = json.loads((project.path / "target" / "lakeplan_sink_reuse.json").read_text())
     [group] = report["targets"]["model.lakeplan.product"]["groups"]
@@ -110,7 +110,7 @@ def test_one_snapshot_per_group_with_reuse_and_one_per_member_without(reuse, mak
 
 
 def test_report_lists_groups_digests_and_reasons(reuse):
-    reuse.run("run", "--select", "wide")
+    reuse.run("run", "--select", "wide", "--write-json")
     report = json.loads((reuse.path / "target" / "lakeplan_sink_reuse.json").read_text())
     groups = report["targets"]["model.lakeplan.wide"]["groups"]
     assert [[m["name"] for m in g["members"]] for g in groups] == [
@@ -159,7 +159,7 @@ def test_lineage_selection_compile_and_build(reuse, spark):
 
 
 def test_docs_manifest_and_no_write_json_keep_the_rewrite(reuse, spark):
-    reuse.run("docs", "generate")
+    reuse.run("docs", "generate", "--write-json")
     manifest = json.loads((reuse.path / "target" / "manifest.json").read_text())
     assert "model.lakeplan.wide_a" in manifest["parent_map"]["model.lakeplan.wide"]
     assert manifest["nodes"]["model.lakeplan.wide_a"]["config"]["materialized"] == "ephemeral"

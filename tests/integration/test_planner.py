@@ -132,7 +132,7 @@ def test_a_bad_write_option_of_a_later_group_writes_nothing(make_project, spark)
         ),
     }  # fmt: skip
     project = make_project("planner_options", files)
-    project.run("run")
+    project.run("run", "--write-json")
     before = (snapshots(spark, "lakeplan_planner_options.wide"), rows(spark, "lakeplan_planner_options.wide"))
     report = json.loads((project.path / "target" / "lakeplan_sink_reuse.json").read_text())
     assert len(report["targets"]["model.lakeplan.wide"]["groups"]) == 2
@@ -191,7 +191,7 @@ def test_the_plan_is_in_the_manifest_and_settings_that_only_tune_do_not_change_f
              "models/staged.sql": "{{ config(materialized='ephemeral') }}\nselect * from {{ ref('base') }}",
              "models/base.sql": "select 1 as id"}  # fmt: skip
     project = make_project("planner_plan", files)
-    project.run("parse")
+    project.run("parse", "--write-json")
 
     def manifest():
         return json.loads((project.path / "target" / "manifest.json").read_text())["nodes"]
@@ -204,10 +204,10 @@ def test_the_plan_is_in_the_manifest_and_settings_that_only_tune_do_not_change_f
     fingerprint = manifest()["model.lakeplan.wide"]["config"]["lakeplan_fingerprint"]["fingerprint"]
     tuned = member("wide", "select 1 as id, 1 as a, 1 as b", parallelism=3, write_options={"spark.sql.x": 1})
     write_files(project.path, {"models/m.sql": tuned})
-    project.run("parse")
+    project.run("parse", "--write-json")
     assert manifest()["model.lakeplan.wide"]["config"]["lakeplan_fingerprint"]["fingerprint"] == fingerprint
     write_files(project.path, {"models/wide.yml": target_yml("wide", WIDE_COLUMNS, rules={"a": "sum"})})
-    project.run("parse")
+    project.run("parse", "--write-json")
     assert manifest()["model.lakeplan.wide"]["config"]["lakeplan_fingerprint"]["fingerprint"] != fingerprint
 
 

@@ -5,7 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from dbt_lakeplan.spark_adapter import about_the_write, condensed, missing_columns, quote, with_table_format
+from dbt_lakeplan.spark_adapter import (
+    about_the_statement, about_the_write, condensed, missing_columns, quote, with_table_format)
 
 ICEBERG = "Type: EXTERNAL\nProvider: hive\nTable Properties: [current-snapshot-id=1, table_type=ICEBERG]\n"
 
@@ -176,3 +177,13 @@ def test_a_column_is_missing_only_when_no_name_matches_it_case_insensitively():
     staged = [SimpleNamespace(name=name) for name in ("id", "acctname", "NewCol")]
     target = [SimpleNamespace(name=name) for name in ("id", "AcctName")]
     assert [column.name for column in missing_columns(staged, target)] == ["NewCol"]
+
+
+def test_a_source_without_data_files_is_named_with_its_location_and_the_fix():
+    sql = ("-- stage source `tpch.orders` from /data/orders.parquet\n"
+           "create table tpch.orders using parquet location '/data/orders.parquet'")
+    sentence = "[UNABLE_TO_INFER_SCHEMA] Unable to infer schema for Parquet. It must be specified manually."
+    told = about_the_statement(sentence, sql)
+    assert told.startswith("Source `tpch.orders` has no data files at /data/orders.parquet") and "Fix: " in told
+    assert about_the_statement(sentence, "create table t using parquet location '/x'") == sentence  # not a staged source
+    assert about_the_statement("[TABLE_OR_VIEW_NOT_FOUND] x", sql) == "[TABLE_OR_VIEW_NOT_FOUND] x"
