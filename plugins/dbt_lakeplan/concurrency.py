@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Callable
 
 # Iceberg's and Spark's words for a commit that another writer's commit made impossible, or a lock never granted
 CONFLICT = re.compile(r"Found conflicting files|CommitFailedException|Cannot commit\b|Cannot fast-forward"
-                      r"|is not an ancestor of|waiting for lock on"
+                      r"|is not an ancestor of|waiting for lock on|metadata refresh is required"
                       r"|changed after this run read its inputs", re.IGNORECASE)
 LOCK_TIMEOUT = re.compile(r"Timed out after (\d+) ms waiting for lock on ([\w.`]+)")
 # the table a statement writes: lakeplan's commit marker (utils/commit_marker.sql), else its MERGE, INSERT or CREATE
@@ -61,6 +62,28 @@ def conflict_sentence(table: str, raw: str, other_run: str | None) -> str | None
     return (f"{table} was changed by {other} while this run wrote it, so this run's write was not committed and "
             f"{table} is as that run left it. Fix: run again once the other run has finished; this run's changes "
             "are applied then, once.")
+
+
+# the waits between the attempts of a metadata commit after a landed write (after_write): 10 attempts in about 11 s,
+# each a fresh statement that reads the table again; 4 runs of one target at once met one another at most twice here
+AFTER_WRITE_WAITS = (0.1, 0.2, 0.4, 0.8, 1.5, 2, 2, 2, 2)
+
+
+def after_write(commit: Callable[[], object]) -> str | None:
+    """Runs `commit`, one metadata commit lakeplan makes after a write landed (what it consumed or applied, its
+    branch's removal), again after each conflict with another run's commit, a bounded number of times: None once it
+    committed, else its error's text. Iceberg's own retry of a tag or branch change fails at once ('Table metadata
+    refresh is required': it keeps the metadata it was made on); a fresh statement reads the table again."""
+    for wait in (*AFTER_WRITE_WAITS, None):
+        try:
+            commit()
+            return None
+        except Exception as error:  # dbt's DbtRuntimeError, Spark's error as its cause
+            said = str(getattr(error, "msg", error))
+            if wait is None or not CONFLICT.search(f"{said} {error.__cause__ or ''}"):
+                return " ".join(said.split())
+            time.sleep(wait)
+    return None
 
 
 PENDING = "lakeplan.consumed.pending"  # what a write records before it commits (incremental_reads/new_rows.sql)

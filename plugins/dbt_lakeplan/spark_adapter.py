@@ -391,7 +391,10 @@ def install() -> None:
         self.get_columns_in_relation(source), self.get_columns_in_relation(target))
     SparkAdapter.get_column_schema_from_query = query_columns
     SparkAdapter.lakeplan_attempt = attempt
-    SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt"}  # what Jinja's `adapter` may call
+    SparkAdapter.lakeplan_commit_after_write = lambda self, sql: concurrency.after_write(
+        lambda: self.execute(sql, auto_begin=False, fetch=False))
+    # what Jinja's `adapter` may call
+    SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt", "lakeplan_commit_after_write"}
 
     def build_spark_relation_list(self, row_list, relation_info_func):
         def information(row):

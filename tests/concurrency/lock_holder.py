@@ -2,7 +2,14 @@
 Iceberg's MetastoreLock asks for it), prints `locked <lock id>` and heartbeats it every 5 s as a live commit does,
 until the test kills it with SIGKILL, leaving the lock behind as a writer killed mid-commit does.
 
-    python lock_holder.py <database> <table>
+With `--between <n> <statement> [<statement> ...]` it puts another run's commit between a write's data commit and its n-th metadata
+commit after it, with no timing luck: each commit of the table waits in the lock's queue behind this process, which
+lets every commit pass (it gives the lock up and asks again, behind the waiting one) until the table's `main` has
+moved and n commits have waited since; the n-th has then read the table, and this process commits the statements
+without the lock (its own commit, under the lock it holds) before giving the lock up for good, and prints
+`interposed`.
+
+    python lock_holder.py <database> <table> [--between <n> <statement> ...]
 """
 
 import sys
@@ -11,21 +18,82 @@ import time
 from pyspark.sql import SparkSession
 
 
-def main(database: str, table: str) -> None:
-    spark = SparkSession.builder.enableHiveSupport().getOrCreate()
-    jvm, api = spark._jvm, spark._jvm.org.apache.hadoop.hive.metastore.api
-    conf = jvm.org.apache.hadoop.hive.conf.HiveConf(spark._jsc.hadoopConfiguration(),
-                                                    jvm.org.apache.hadoop.hive.conf.HiveConf._java_lang_class)
-    client = jvm.org.apache.hadoop.hive.metastore.HiveMetaStoreClient(conf)
-    component = api.LockComponent(api.LockType.EXCLUSIVE, api.LockLevel.TABLE, database)
-    component.setTablename(table)
-    response = client.lock(api.LockRequest(jvm.java.util.Collections.singletonList(component), "lakeplan", "holder"))
-    assert str(response.getState()) == "ACQUIRED", response
-    print(f"locked {response.getLockid()}", flush=True)
+class Lock:
+    """An exclusive Hive lock on one table, asked for in the metastore's queue, heartbeated while it is held."""
+
+    def __init__(self, spark, database: str, table: str):
+        jvm, self.api = spark._jvm, spark._jvm.org.apache.hadoop.hive.metastore.api
+        conf = jvm.org.apache.hadoop.hive.conf.HiveConf(spark._jsc.hadoopConfiguration(),
+                                                        jvm.org.apache.hadoop.hive.conf.HiveConf._java_lang_class)
+        self.client = jvm.org.apache.hadoop.hive.metastore.HiveMetaStoreClient(conf)
+        self.component = self.api.LockComponent(self.api.LockType.EXCLUSIVE, self.api.LockLevel.TABLE, database)
+        self.component.setTablename(table)
+        self.jvm, self.database, self.table = jvm, database, table
+
+    def take(self) -> int:
+        """Asks for the lock and waits in the queue until it is granted; its id."""
+        request = self.api.LockRequest(self.jvm.java.util.Collections.singletonList(self.component), "lakeplan",
+                                       "holder")
+        response = self.client.lock(request)
+        while str(response.getState()) != "ACQUIRED":
+            time.sleep(0.05)
+            response = self.client.checkLock(response.getLockid())
+        return response.getLockid()
+
+    def others_waiting(self, own: int) -> set[int]:
+        request = self.api.ShowLocksRequest()
+        request.setDbname(self.database)
+        request.setTablename(self.table)
+        return {lock.getLockid() for lock in self.client.showLocks(request).getLocks()
+                if lock.getLockid() != own and str(lock.getState()) == "WAITING"}
+
+
+def between(spark, lock: Lock, own: int, commits: int, statements: list[str]) -> None:
+    """Lets the table's commits pass until `main` moved and `commits` more have waited; then commits `statements`."""
+    name = f"{lock.database}.{lock.table}"
+    start, counted, beat = head(spark, name), 0, time.monotonic()
+    while True:
+        waiting = lock.others_waiting(own)
+        if time.monotonic() - beat > 5:
+            lock.client.heartbeat(0, own)
+            beat = time.monotonic()
+        if not waiting:
+            time.sleep(0.05)
+            continue
+        if head(spark, name) != start:
+            counted += 1
+        if counted == commits:
+            for statement in statements:
+                spark.sql(statement).collect()
+            lock.client.unlock(own)
+            print("interposed", flush=True)
+            return
+        lock.client.unlock(own)  # the waiting commit goes first; this process asks again behind it
+        own = lock.take()
+
+
+def head(spark, name: str):
+    if not spark.catalog.tableExists(name):
+        return None
+    rows = spark.sql(f"select snapshot_id from {name}.refs where name = 'main'").collect()
+    return rows[0][0] if rows else None
+
+
+def main(database: str, table: str, options: list[str]) -> None:
+    builder = SparkSession.builder.enableHiveSupport()
+    if options:  # this process commits under the lock it holds itself
+        builder = builder.config("spark.hadoop.iceberg.engine.hive.lock-enabled", "false")
+    spark = builder.getOrCreate()
+    lock = Lock(spark, database, table)
+    own = lock.take()
+    print(f"locked {own}", flush=True)
+    if options:
+        between(spark, lock, own, int(options[1]), options[2:])
+        return
     while True:
         time.sleep(5)
-        client.heartbeat(0, response.getLockid())
+        lock.client.heartbeat(0, own)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], sys.argv[3:])

@@ -150,7 +150,7 @@
     {%- set steps = [] -%}
     {%- for statement in before -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {%- do steps.extend(writes) -%}
-    {%- for statement in after -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
+    {%- for statement in after -%}{%- do steps.append({'name': none, 'sql': statement, 'records': target}) -%}{%- endfor -%}
     {{ return(steps) }}
 {% endmacro %}
 
@@ -171,9 +171,11 @@
     {{ return(steps | map(attribute='sql') | map('trim') | join(';\n\n')) }}
 {% endmacro %}
 
-{#- Runs lakeplan_partial_update_steps in order; a failure stops the rest. -#}
+{#- Runs lakeplan_partial_update_steps in order; a failure stops the rest. The steps recording a write that landed
+    (`records`: its table) run together, last (macros/utils/after_write.sql). -#}
 {% macro lakeplan_run_steps(steps) %}
-    {%- for step in steps -%}
+    {%- set records = steps | selectattr('records') | list -%}
+    {%- for step in steps | rejectattr('records') -%}
         {%- if step.unwritten -%}
             {%- do lakeplan.lakeplan_main_without_write(step.sql, step.unwritten) -%}
         {%- elif step.name -%}
@@ -182,6 +184,10 @@
             {%- do lakeplan.lakeplan_execute(step.sql) -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- if records -%}
+        {%- set ran = lakeplan.lakeplan_record_after_write(records[0].records, records | map(attribute='sql') | list) -%}
+        {%- for step in records -%}{%- do step.update({'sql': ran[loop.index0]}) -%}{%- endfor -%}
+    {%- endif -%}
 {% endmacro %}
 
 {#- One group's write: one MERGE (or INSERT OVERWRITE) under the group's `write_options`, then `label` (the line
