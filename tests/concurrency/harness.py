@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -75,21 +77,35 @@ def errors(barrier: Path, n: int) -> str:
 
 
 def release(processes: list, barrier: Path, case: str) -> dict[int, list[str]]:
-    """Lets every process go on with `case` at once; returns the lines of each one still running (not one the test
-    killed) until it says `done <case>`."""
+    """Lets every process still running (not one the test killed) go on with `case` at once; returns the lines of
+    each until it says `done <case>`. The first that ends before stops the others at once (`<barrier>/stop`, which
+    writer.meet reads, so none waits for it at a round's barrier) and fails the test naming it, with its last lines;
+    every later release then fails at once with that."""
+    stop = barrier / "stop"
+    if stop.exists():
+        raise AssertionError(f"the writers stopped in an earlier case: {stop.read_text()}")
     (barrier / f"go-{case}").touch()
-    return {n: lines_until(process, f"done {case}", barrier, n) for n, process in enumerate(processes)
-            if process.returncode is None}
+    running = {n: process for n, process in enumerate(processes) if process.poll() is None}
+    lines, said = {n: [] for n in running}, queue.Queue()
+    for n, process in running.items():
+        threading.Thread(target=forward, args=(n, process, f"done {case}", said), daemon=True).start()
+    while len([n for n in lines if lines[n][-1:] == [f"done {case}"]]) < len(running):
+        n, line = said.get()
+        if line is None:
+            stop.write_text(f"process {n} ended (code {running[n].wait()}) in {case}, before 'done {case}'; its "
+                            "last lines:\n" + "\n".join(lines[n][-20:]) + f"\n{errors(barrier, n)}")
+            raise AssertionError(stop.read_text())
+        lines[n].append(line)
+    return {n: said_lines[:-1] for n, said_lines in lines.items()}
 
 
-def lines_until(process, last: str, barrier: Path, n: int) -> list[str]:
-    """The lines process `n` prints up to `last`; fails with its error output when it ends first."""
-    lines = []
+def forward(n: int, process, last: str, said: queue.Queue) -> None:
+    """Puts each line process `n` prints on `said` up to `last`; (n, None) when it ends first."""
     for line in process.stdout:
+        said.put((n, line.strip()))
         if line.strip() == last:
-            return lines
-        lines.append(line.strip())
-    raise AssertionError(f"process {n} ended (code {process.wait()}) before '{last}':\n{errors(barrier, n)}")
+            return
+    said.put((n, None))
 
 
 def with_settings(conf_dir: Path, folder: Path, settings: str) -> Path:

@@ -71,10 +71,13 @@ def dbt_rounds(spark, manifest, own: list[str], writer: int, case: str, barrier:
 
 
 def meet(barrier: Path, name: str, timeout: float = 600) -> None:
-    """Waits until every writer (each touched `ready-<writer>`) has reached `name`."""
+    """Waits until every writer (each touched `ready-<writer>`) has reached `name`; stops at once when the test has
+    seen a writer end (`stop`: that writer will never reach it)."""
     (barrier / f"{name}-{os.getpid()}").touch()
     writers, deadline = len(list(barrier.glob("ready-*"))), time.monotonic() + timeout
     while len(list(barrier.glob(f"{name}-*"))) < writers:
+        if (barrier / "stop").exists():
+            raise SystemExit(f"stopped at {name}: another writer ended")
         if time.monotonic() > deadline:
             raise SystemExit(f"not every writer reached {name} within {timeout} s")
         time.sleep(0.02)
