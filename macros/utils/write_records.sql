@@ -2,7 +2,7 @@
     metadata commits after the data commit, each of which another run's commit to the table can meet. Iceberg
     retries a tag or branch change on the table's new metadata but keeps the metadata it was made on, so its retry
     fails ('Table metadata refresh is required'): each statement is sent again, fresh (it reads the table again),
-    a bounded number of times (adapter.lakeplan_commit_after_write, plugins/dbt_lakeplan/concurrency.py). The write
+    a bounded number of times (adapter.lakeplan_commit_metadata, plugins/dbt_lakeplan/concurrency.py). The write
     stays landed; what could not be recorded is told in one sentence with the statements to run. -#}
 
 {#- What a statement recording the write names in place of the snapshot the write committed (its tag): the write's
@@ -32,7 +32,7 @@
         {%- set sql = statement | replace(' as of version ' ~ marker, '' if written is none
             else ' as of version ' ~ written) -%}
         {%- do ran.append(sql) -%}
-        {%- set error = adapter.lakeplan_commit_after_write(sql) -%}
+        {%- set error = adapter.lakeplan_commit_metadata(sql, told=true) -%}
         {%- if error -%}{%- do unrecorded.append('`' ~ sql ~ '` (' ~ error.rstrip('.') ~ ')') -%}{%- endif -%}
     {%- endfor -%}
     {%- if unrecorded -%}

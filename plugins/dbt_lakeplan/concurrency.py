@@ -64,26 +64,27 @@ def conflict_sentence(table: str, raw: str, other_run: str | None) -> str | None
             "are applied then, once.")
 
 
-# the waits between the attempts of a metadata commit after a landed write (after_write): 10 attempts in about 11 s,
-# each a fresh statement that reads the table again; 4 runs of one target at once met one another at most twice here
-AFTER_WRITE_WAITS = (0.1, 0.2, 0.4, 0.8, 1.5, 2, 2, 2, 2)
+# the waits between the attempts of a metadata commit (metadata_commit): 10 attempts in about 11 s, each a fresh
+# statement that reads the table again
+METADATA_COMMIT_WAITS = (0.1, 0.2, 0.4, 0.8, 1.5, 2, 2, 2, 2)
 
 
-def after_write(commit: Callable[[], object]) -> str | None:
-    """Runs `commit`, one metadata commit lakeplan makes after a write landed (what it consumed or applied, its
-    branch's removal), again after each conflict with another run's commit, a bounded number of times: None once it
-    committed, else its error's text. Iceberg's own retry of a tag or branch change fails at once ('Table metadata
-    refresh is required': it keeps the metadata it was made on); a fresh statement reads the table again."""
-    for wait in (*AFTER_WRITE_WAITS, None):
+def metadata_commit(commit: Callable[[], object], waits: tuple = METADATA_COMMIT_WAITS) -> None:
+    """Runs `commit`, one metadata commit of lakeplan's (a write's records after it landed: what it consumed or
+    applied, its branch's removal; a branch or columns before it), again after each conflict with another run's
+    commit, a bounded number of times; the last error, or one that is no conflict, is raised. Iceberg's own retry of
+    a tag, branch or schema change fails at once ('Table metadata refresh is required': it keeps the metadata it was
+    made on); a fresh statement reads the table again."""
+    for wait in waits:
         try:
             commit()
-            return None
+            return
         except Exception as error:  # dbt's DbtRuntimeError, Spark's error as its cause
-            said = str(getattr(error, "msg", error))
-            if wait is None or not CONFLICT.search(f"{said} {error.__cause__ or ''}"):
-                return " ".join(said.split())
+            said = f"{getattr(error, 'msg', error)} {error.__cause__ or ''}"
+            if not CONFLICT.search(said) or LOCK_TIMEOUT.search(said):  # a lock never granted waited long enough
+                raise
             time.sleep(wait)
-    return None
+    commit()
 
 
 PENDING = "lakeplan.consumed.pending"  # what a write records before it commits (incremental_reads/new_rows.sql)

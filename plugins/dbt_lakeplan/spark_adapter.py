@@ -369,6 +369,21 @@ def attempt(adapter, sql: str) -> dict:
     return {"table": table}
 
 
+def commit_metadata(adapter, sql: str, told: bool = False) -> str | None:
+    """Runs a metadata commit of lakeplan's, again while other runs' commits meet it (concurrency.metadata_commit).
+    Its last error is raised, or with `told` returned as Spark's sentence (a landed write's records, which the
+    caller tells together)."""
+    from dbt_common.exceptions import DbtRuntimeError
+
+    try:
+        concurrency.metadata_commit(lambda: adapter.execute(sql, auto_begin=False, fetch=False))
+    except DbtRuntimeError as error:
+        if not told:
+            raise
+        return " ".join(str(error.msg).split())
+    return None
+
+
 def install() -> None:
     """Replaces dbt-spark's quoting, missing-column comparison and query column types, adds `lakeplan_attempt`, wraps
     its relation listing, its error handler and its opening of a connection, once per process."""
@@ -391,10 +406,9 @@ def install() -> None:
         self.get_columns_in_relation(source), self.get_columns_in_relation(target))
     SparkAdapter.get_column_schema_from_query = query_columns
     SparkAdapter.lakeplan_attempt = attempt
-    SparkAdapter.lakeplan_commit_after_write = lambda self, sql: concurrency.after_write(
-        lambda: self.execute(sql, auto_begin=False, fetch=False))
+    SparkAdapter.lakeplan_commit_metadata = commit_metadata
     # what Jinja's `adapter` may call
-    SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt", "lakeplan_commit_after_write"}
+    SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt", "lakeplan_commit_metadata"}
 
     def build_spark_relation_list(self, row_list, relation_info_func):
         def information(row):

@@ -2,14 +2,15 @@
 Iceberg's MetastoreLock asks for it), prints `locked <lock id>` and heartbeats it every 5 s as a live commit does,
 until the test kills it with SIGKILL, leaving the lock behind as a writer killed mid-commit does.
 
-With `--between <n> <statement> [<statement> ...]` it puts another run's commit between a write's data commit and its n-th metadata
-commit after it, with no timing luck: each commit of the table waits in the lock's queue behind this process, which
-lets every commit pass (it gives the lock up and asks again, behind the waiting one) until the table's `main` has
-moved and n commits have waited since; the n-th has then read the table, and this process commits the statements
-without the lock (its own commit, under the lock it holds) before giving the lock up for good, and prints
-`interposed`.
+With `--between <n> <times> <statement> ...` it puts another run's commit between a write's data commit and its n-th
+metadata commit after it, with no timing luck: each commit of the table waits in the lock's queue behind this
+process, which lets every commit pass (it gives the lock up and asks again, behind the waiting one) until the table's
+`main` has moved and n commits have waited since; the n-th has then read the table, and this process commits the
+statements without the lock (its own commit, under the lock it holds; `{n}` in them: how many times it did so
+before) before giving the lock up. It does that for `times` commits in a row (a retried one's attempts), then
+prints `interposed` and ends.
 
-    python lock_holder.py <database> <table> [--between <n> <statement> ...]
+    python lock_holder.py <database> <table> [--between <n> <times> <statement> ...]
 """
 
 import sys
@@ -48,28 +49,27 @@ class Lock:
                 if lock.getLockid() != own and str(lock.getState()) == "WAITING"}
 
 
-def between(spark, lock: Lock, own: int, commits: int, statements: list[str]) -> None:
-    """Lets the table's commits pass until `main` moved and `commits` more have waited; then commits `statements`."""
+def between(spark, lock: Lock, own: int, commits: int, times: int, statements: list[str]) -> None:
+    """Lets the table's commits pass until `main` moved and `commits` more have waited; then commits `statements`
+    before each of the next `times` commits."""
     name = f"{lock.database}.{lock.table}"
-    start, counted, beat = head(spark, name), 0, time.monotonic()
-    while True:
-        waiting = lock.others_waiting(own)
+    start, counted, done, beat = head(spark, name), 0, 0, time.monotonic()
+    while done < times:
         if time.monotonic() - beat > 5:
             lock.client.heartbeat(0, own)
             beat = time.monotonic()
-        if not waiting:
+        if not lock.others_waiting(own):
             time.sleep(0.05)
             continue
-        if head(spark, name) != start:
-            counted += 1
-        if counted == commits:
+        counted += head(spark, name) != start
+        if counted >= commits:
             for statement in statements:
-                spark.sql(statement).collect()
-            lock.client.unlock(own)
-            print("interposed", flush=True)
-            return
+                spark.sql(statement.replace("{n}", str(done))).collect()
+            done += 1
         lock.client.unlock(own)  # the waiting commit goes first; this process asks again behind it
         own = lock.take()
+    lock.client.unlock(own)
+    print("interposed", flush=True)
 
 
 def head(spark, name: str):
@@ -88,7 +88,7 @@ def main(database: str, table: str, options: list[str]) -> None:
     own = lock.take()
     print(f"locked {own}", flush=True)
     if options:
-        between(spark, lock, own, int(options[1]), options[2:])
+        between(spark, lock, own, int(options[1]), int(options[2]), options[3:])
         return
     while True:
         time.sleep(5)

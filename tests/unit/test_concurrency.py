@@ -1,8 +1,11 @@
 """What a statement that lost to another run's commit leaves behind and tells (plugins/dbt_lakeplan/concurrency.py)."""
 
 import json
+import re
 
-from dbt_lakeplan.concurrency import after_failure, own_pending, run_copies, written_table
+import pytest
+
+from dbt_lakeplan.concurrency import after_failure, metadata_commit, own_pending, run_copies, written_table
 
 RUN = "lakeplan_write_0a1b2c3d4e5f"
 GROUP = f"-- write group 1 of 2 of `wide`: `a`\nmerge into s.wide.branch_{RUN} as lakeplan_table using v on true"
@@ -51,3 +54,34 @@ def test_a_lock_never_granted_names_the_table_and_how_it_clears():
     sentence = after_failure(lambda statement: [], "merge into s.t as x using v on true",
                              "CommitFailedException: Timed out after 120000 ms waiting for lock on s.t", "me")
     assert sentence.startswith("s.t stayed locked by another process for 120 s, so this run wrote nothing to it.")
+
+
+class Commits:
+    """A metadata commit that fails with each of `errors` in turn, then commits."""
+
+    def __init__(self, *errors: str):
+        self.errors, self.calls = list(errors), 0
+
+    def __call__(self):
+        self.calls += 1
+        if self.errors:
+            raise RuntimeError(self.errors.pop(0))
+
+
+REFRESH = "org.apache.iceberg.exceptions.CommitFailedException: Table metadata refresh is required"
+
+
+def test_a_metadata_commit_is_sent_again_while_other_commits_meet_it_and_no_more_than_its_attempts():
+    met_twice = Commits(REFRESH, REFRESH)
+    metadata_commit(met_twice, waits=(0, 0))
+    assert met_twice.calls == 3
+    always = Commits(*[REFRESH] * 5)
+    with pytest.raises(RuntimeError, match="metadata refresh is required"):  # the last attempt's error
+        metadata_commit(always, waits=(0, 0))
+    assert always.calls == 3
+    for error in ["[TABLE_OR_VIEW_NOT_FOUND] The table `t` cannot be found.",
+                  "CommitFailedException: Timed out after 120000 ms waiting for lock on s.t"]:
+        other = Commits(error, REFRESH)
+        with pytest.raises(RuntimeError, match=re.escape(error)):  # no conflict, or one waited for long enough
+            metadata_commit(other, waits=(0, 0))
+        assert other.calls == 1

@@ -67,7 +67,7 @@
 {% endmacro %}
 
 {#- The statements that record what the write applied, once it has committed: its tag on the snapshot it committed
-    (macros/utils/after_write.sql names it), and no older one. -#}
+    (macros/utils/write_records.sql names it), and no older one. -#}
 {% macro lakeplan_partial_update_applied_sql(target, applied) %}
     {%- if applied.tag is none -%}{{ return([]) }}{%- endif -%}
     {%- set statements = ['alter table ' ~ target ~ ' create or replace tag ' ~ applied.tag ~ ' as of version '

@@ -150,7 +150,9 @@
     {%- set steps = [] -%}
     {%- for statement in before -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {%- do steps.extend(writes) -%}
-    {%- for statement in after -%}{%- do steps.append({'name': none, 'sql': statement, 'records': target}) -%}{%- endfor -%}
+    {%- for statement in after -%}
+        {%- do steps.append({'name': none, 'sql': statement, 'records': target}) -%}
+    {%- endfor -%}
     {{ return(steps) }}
 {% endmacro %}
 
@@ -172,7 +174,7 @@
 {% endmacro %}
 
 {#- Runs lakeplan_partial_update_steps in order; a failure stops the rest. The steps recording a write that landed
-    (`records`: its table) run together, last (macros/utils/after_write.sql). -#}
+    (`records`: its table) run together, last (macros/utils/write_records.sql). -#}
 {% macro lakeplan_run_steps(steps) %}
     {%- set records = steps | selectattr('records') | list -%}
     {%- for step in steps | rejectattr('records') -%}
@@ -181,11 +183,13 @@
         {%- elif step.name -%}
             {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
         {%- else -%}
-            {%- do lakeplan.lakeplan_execute(step.sql) -%}
+            {#- a branch or columns of the table, before the write: sent again while other runs' commits meet it -#}
+            {%- do adapter.lakeplan_commit_metadata(step.sql) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- if records -%}
-        {%- set ran = lakeplan.lakeplan_record_after_write(records[0].records, records | map(attribute='sql') | list) -%}
+        {%- set ran = lakeplan.lakeplan_record_after_write(records[0].records, records | map(attribute='sql')
+            | list) -%}
         {%- for step in records -%}{%- do step.update({'sql': ran[loop.index0]}) -%}{%- endfor -%}
     {%- endif -%}
 {% endmacro %}
