@@ -20,22 +20,27 @@ READ = {"tags": f"select name, snapshot_id from {TARGET}.refs where type = 'TAG'
         "spent": f"select sum(spent) as spent from {TARGET} where customer < 99"}
 
 
-def run_between(shared_catalog, tmp_path, times: int, *statements: str) -> tuple:
-    """The first `dbt run` of the target (its CREATE, then its tag), with `statements` committed by another process
-    before each of the tag's first `times` attempts: dbt's exit code and output, and what READ reads afterwards."""
+def run_between(shared_catalog, tmp_path, times: int, *statements: str, after: int = 1, second: bool = False) -> tuple:
+    """The first `dbt run` of the target (its CREATE, then its tag), or with `second` the one after it (on a new
+    event), with `statements` committed by another process before each of the first `times` attempts of the
+    `after`-th metadata commit after the write: dbt's exit code and output, what READ reads afterwards, and the
+    write's snapshot."""
     spark = SparkSql(shared_catalog, tmp_path / "spark_sql.log")
     holder = None
     try:
         spark(f"drop schema if exists {SCHEMA} cascade", f"create schema {SCHEMA}",
               f"create table {SCHEMA}.events (customer int, amount bigint) using iceberg",
               f"insert into {SCHEMA}.events values (1, 10), (2, 20)")
-        holder = subprocess.Popen(  # after the drop: it notes main's head (none) when it starts
-            [sys.executable, str(HERE / "lock_holder.py"), SCHEMA, "totals", "--between", "1", str(times),
+        (tmp_path / "macros").symlink_to(REPO / "macros")
+        write_files(tmp_path, {name: text.replace("overlap", "between") for name, text in FILES.items()})
+        if second:
+            assert dbt(tmp_path, "run", "--select", "spent", "totals").wait(timeout=600) == 0
+            spark(f"insert into {SCHEMA}.events values (3, 30)")
+        holder = subprocess.Popen(  # after the drop: it notes main's head when it starts
+            [sys.executable, str(HERE / "lock_holder.py"), SCHEMA, "totals", "--between", str(after), str(times),
              *statements], env=environment(shared_catalog), stdout=subprocess.PIPE, text=True,
             stderr=(tmp_path / "holder.log").open("w"))
         assert holder.stdout.readline().startswith("locked "), (tmp_path / "holder.log").read_text()[-3000:]
-        (tmp_path / "macros").symlink_to(REPO / "macros")
-        write_files(tmp_path, {name: text.replace("overlap", "between") for name, text in FILES.items()})
         run = dbt(tmp_path, "run", "--select", "spent", "totals")
         said = run.communicate(timeout=600)[0]
         try:
@@ -48,7 +53,9 @@ def run_between(shared_catalog, tmp_path, times: int, *statements: str) -> tuple
         if holder is not None:
             holder.kill()
         spark.close()
-    [written] = [s["snapshot_id"] for s in read["snapshots"] if s["parent_id"] is None]  # the write's CREATE
+    [written] = [s["snapshot_id"] for s in read["snapshots"] if s["parent_id"] is None]  # the first run's CREATE
+    if second:
+        [written] = [s["snapshot_id"] for s in read["snapshots"] if s["parent_id"] == written]  # its MERGE
     return run.returncode, said, read, written
 
 
@@ -82,3 +89,15 @@ def test_a_landed_write_whose_records_stay_unmade_is_told_naming_the_table_and_t
     assert told, said[-4000:]
     assert "\tat " not in said and "Traceback" not in said
     assert read["spent"] == [{"spent": 30}] and read["tags"] == []  # the write landed; its tag was not made
+
+
+def test_a_landed_write_whose_stale_tag_drop_meets_another_commit_is_landed_and_drops_it(shared_catalog, tmp_path):
+    """A sibling: the second run's fourth metadata commit after its MERGE (its consumed record, its pending record's
+    removal, its tag, then the first run's tag dropped, a SnapshotManager change as the tag is) meets another commit."""
+    code, said, read, written = run_between(
+        shared_catalog, tmp_path, 1, f"alter table {TARGET} set tblproperties ('lakeplan.test.between' = 'yes')",
+        after=4, second=True)
+    assert code == 0, said[-4000:]
+    [tag] = read["tags"]  # the first run's is gone
+    assert tag["name"].startswith("lakeplan_applied_") and tag["snapshot_id"] == written
+    assert read["spent"] == [{"spent": 60}] and {"key": "lakeplan.test.between", "value": "yes"} in read["properties"]
