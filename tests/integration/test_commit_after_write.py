@@ -7,9 +7,13 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.concurrency.harness import HERE, SparkSql, environment
 from tests.conftest import REPO, write_files
 from tests.integration.test_overlapping_runs import FILES, dbt
+
+pytestmark = pytest.mark.team_catalog  # a stage of its own: `make test-team` (docs/testing.md)
 
 SCHEMA = "lakeplan_between"
 TARGET = f"{SCHEMA}.totals"

@@ -23,6 +23,8 @@ import pytest
 from tests.concurrency.harness import HERE, SparkSql, release, snapshot_chain, spark_sql, start_at_barrier
 from tests.conftest import REPO, write_files
 
+pytestmark = pytest.mark.team_catalog  # a stage of its own: `make test-team` (docs/testing.md)
+
 WRITERS, COMMITS = 4, 25
 SCHEMA = "lakeplan_concurrent_commits"  # its own: it drops it, and test_stale_lock.py uses lakeplan_concurrency
 PLAIN, UNLOCKED, KILLED = f"{SCHEMA}.plain", f"{SCHEMA}.unlocked", f"{SCHEMA}.killed"

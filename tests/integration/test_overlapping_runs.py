@@ -10,8 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.concurrency.harness import spark_sql
 from tests.conftest import REPO, command_values, given, write_files
+
+pytestmark = pytest.mark.team_catalog  # a stage of its own: `make test-team` (docs/testing.md)
 
 SCHEMA = "lakeplan_overlap"
 EVENTS = f"{SCHEMA}.events"

@@ -9,8 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.concurrency.harness import HERE, environment, spark_sql, with_settings
 from tests.conftest import write_files
+
+pytestmark = pytest.mark.team_catalog  # a stage of its own: `make test-team` (docs/testing.md)
 
 TABLE = "lakeplan_concurrency.locked"
 WAIT_5_S = "spark.hadoop.iceberg.hive.lock-timeout-ms 5000\n"
