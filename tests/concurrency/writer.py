@@ -37,14 +37,35 @@ def insert_rows(spark, table: str, writer: int, commits: int) -> None:
         print(f"committed {table} {writer} {commit}", flush=True)
 
 
-def parsed(project: Path, writer: int) -> tuple:
-    """The project parsed once, before the barrier, into this writer's own target folder; writer 0 then runs it
-    once (it consumes the event the test wrote first), so the target exists before the writers race to create it."""
+def parsed(project: Path, name: str, reusing: str = "") -> tuple:
+    """The project parsed once, before the barrier, into this process's own target and log folders (or, `reusing`
+    the parse another process saved in its target folder, only checked: no full parse): the manifest every run of
+    this process is given, and the arguments naming the folders."""
     from dbt.cli.main import dbtRunner
 
-    own = ["--project-dir", str(project), "--target", "team", "--target-path", f"target-{writer}",
-           "--log-path", str(project / f"logs-{writer}")]
-    manifest = dbtRunner().invoke(["parse", *own]).result
+    own = ["--project-dir", str(project), "--target", "team", "--target-path", f"target-{name}",
+           "--log-path", str(project / f"logs-{name}")]
+    saved = ["--partial-parse-file-path", str(project / f"target-{reusing}" / "partial_parse.msgpack")]
+    return dbtRunner().invoke(["parse", *own, *(saved if reusing else [])]).result, own
+
+
+def parsed_once(project: Path, n: int, barrier: Path) -> tuple:
+    """`parsed` by process 0 alone, the others reusing its parse (4 full parses at once on 2 cores were most of the
+    writers' start)."""
+    if n:
+        reached(barrier, "parsed", 1)
+        return parsed(project, str(n), reusing="0")
+    manifest, own = parsed(project, "0")
+    (barrier / "parsed-0").touch()
+    return manifest, own
+
+
+def created(project: Path, writer: int, barrier: Path) -> tuple:
+    """The project `parsed_once`; writer 0 then runs it once (it consumes the event the test wrote first), so the
+    target exists before the writers race to create it."""
+    from dbt.cli.main import dbtRunner
+
+    manifest, own = parsed_once(project, writer, barrier)
     if writer == 0:
         assert dbtRunner(manifest=manifest).invoke(["run", *own]).success, "the run creating the target failed"
     return manifest, own
@@ -70,11 +91,16 @@ def dbt_rounds(spark, manifest, own: list[str], writer: int, case: str, barrier:
             raise SystemExit(f"dbt run of writer {writer} failed:\n{text[-4000:]}")
 
 
-def meet(barrier: Path, name: str, timeout: float = 600) -> None:
-    """Waits until every writer (each touched `ready-<writer>`) has reached `name`; stops at once when the test has
-    seen a writer end (`stop`: that writer will never reach it)."""
+def meet(barrier: Path, name: str) -> None:
+    """Waits until every writer (each touched `ready-<writer>`) has reached `name`."""
     (barrier / f"{name}-{os.getpid()}").touch()
-    writers, deadline = len(list(barrier.glob("ready-*"))), time.monotonic() + timeout
+    reached(barrier, name, len(list(barrier.glob("ready-*"))))
+
+
+def reached(barrier: Path, name: str, writers: int, timeout: float = 600) -> None:
+    """Waits until `writers` writers have touched `<name>-*`; stops at once when the test has seen a writer end
+    (`stop`: that writer will never reach it)."""
+    deadline = time.monotonic() + timeout
     while len(list(barrier.glob(f"{name}-*"))) < writers:
         if (barrier / "stop").exists():
             raise SystemExit(f"stopped at {name}: another writer ended")
@@ -86,7 +112,7 @@ def meet(barrier: Path, name: str, timeout: float = 600) -> None:
 def main(writer: int, commits: int, barrier: Path, project: Path, cases: list[str]) -> None:
     spark = SparkSession.builder.enableHiveSupport().getOrCreate()
     spark.sql("show databases").collect()  # the catalog open before the barrier
-    manifest, own = parsed(project, writer) if any(c.startswith("target:") for c in cases) else (None, [])
+    manifest, own = created(project, writer, barrier) if any(c.startswith("target:") for c in cases) else (None, [])
     (barrier / f"ready-{writer}").touch()
     while cases:
         case = released(barrier, cases)
