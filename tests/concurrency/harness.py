@@ -38,7 +38,7 @@ class SparkSql:
     statements and returns each one's rows, without a JVM start each."""
 
     def __init__(self, conf_dir: Path, log: Path):
-        self.log = log
+        self.conf_dir, self.log = conf_dir, log
         self.process = subprocess.Popen([sys.executable, str(HERE / "spark_sql.py"), "--serve"], text=True,
                                         env=environment(conf_dir), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=log.open("w"))

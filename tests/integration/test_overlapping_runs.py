@@ -4,21 +4,22 @@ sentence naming the table and the run that committed first, and in the end every
 the consumed record is the input's head, and no run left a branch or staging table behind."""
 
 import json
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.concurrency.harness import spark_sql
-from tests.conftest import REPO, command_values, given, write_files
+from tests.concurrency.harness import HERE, SparkSql, release, start_at_barrier
+from tests.conftest import REPO, given, write_files
 
 pytestmark = pytest.mark.team_catalog  # a stage of its own: `make test-team` (docs/testing.md)
 
 SCHEMA = "lakeplan_overlap"
 EVENTS = f"{SCHEMA}.events"
+TARGET_RUN = "run --select spent totals"
+# the overlapping runs' models start their first statement together (AT_THE_BARRIER), this long after their release:
+# a cold dbt process took about 20 s to reach it at load 5
+OVERLAP_S = 40
 # every run's first statement waits until one moment (epoch ms, an env_value), so the processes' writes overlap
 AT_THE_BARRIER = ("select reflect('java.lang.Thread', 'sleep', "
                   f"greatest(cast(0 as bigint), {given('barrier', 0)} - unix_millis(current_timestamp())))")
@@ -52,47 +53,65 @@ models:
 }
 
 
-def dbt(project: Path, *args: str, barrier_ms: int = 0) -> subprocess.Popen:
-    command = [str(Path(sys.executable).parent / "dbt"), *args, "--target", "team", "--project-dir", str(project)]
-    with command_values({"barrier": barrier_ms}):  # the process's environment: one full parse for the project
-        environment = {**os.environ, "LAKEPLAN_HOME": str(REPO / ".lakeplan"), "LAKEPLAN_SCHEMA": "lakeplan"}
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment)
-
-
-def add_events(conf_dir, first: int, count: int) -> None:
+def add_events(sql: SparkSql, first: int, count: int) -> None:
     values = ", ".join(f"({n % 5}, {n})" for n in range(first, first + count))
-    spark_sql(conf_dir, f"insert into {EVENTS} values {values}")
+    sql(f"insert into {EVENTS} values {values}")
 
 
-def test_overlapping_runs_of_one_target_count_every_event_once(shared_catalog, tmp_path):
-    spark_sql(shared_catalog, f"drop schema if exists {SCHEMA} cascade", f"create schema {SCHEMA}",
-              f"create table {EVENTS} (customer int, amount bigint) using iceberg")
-    add_events(shared_catalog, 1, 10)
-    (tmp_path / "macros").symlink_to(REPO / "macros")
-    write_files(tmp_path, FILES)
-    first = dbt(tmp_path, "run")
-    assert first.wait(timeout=900) == 0, first.stdout.read()[-4000:]
-    add_events(shared_catalog, 11, 10)
+def dbt_process(n: int, project: Path, barrier: Path, delay: float, *cases: str) -> list[str]:
+    """A process of tests/concurrency/dbt_run.py: `<case>=<dbt command>`s on the `team` target, each when released,
+    its models' first statement `delay` seconds after that."""
+    return [sys.executable, str(HERE / "dbt_run.py"), str(n), str(project), str(barrier), str(delay), *cases]
 
-    barrier = int(time.time() * 1000) + 120_000  # after the JVMs of all three have started
-    runs = [dbt(tmp_path, "run", "--select", "spent", "totals", barrier_ms=barrier) for _ in range(2)]
-    other = dbt(tmp_path, "run", "--select", "per_customer", barrier_ms=barrier)
-    outputs = [(run.wait(timeout=1200), run.stdout.read()) for run in runs]
-    assert other.wait(timeout=1200) == 0, other.stdout.read()[-4000:]  # a different model: it succeeds
-    failed = [out for code, out in outputs if code != 0]
-    assert len(failed) <= 1, failed
-    print(f"overlapping runs of one target: {2 - len(failed)} of 2 landed")
-    for out in failed:  # the later run stops with the sentence, naming the table and the run that committed first
-        assert "was changed by the run of Spark application" in out and "totals" in out, out[-4000:]
-        assert "\tat " not in out and "Traceback" not in out
 
-    last = dbt(tmp_path, "run", "--select", "spent", "totals")  # applies what a stopped run did not, once
-    assert last.wait(timeout=900) == 0, last.stdout.read()[-4000:]
-    totals, head, refs, properties, tables = spark_sql(
-        shared_catalog, f"select sum(spent) as spent, count(*) as customers from {SCHEMA}.totals",
-        f"select snapshot_id from {EVENTS}.refs where name = 'main'",
-        f"select name from {SCHEMA}.totals.refs where type = 'BRANCH'", f"show tblproperties {SCHEMA}.totals",
-        f"show tables in {SCHEMA}")
+def landed(said: list[str], barrier: Path, n: int, must: bool = True) -> bool:
+    """Whether the run of process `n` that said `said` succeeded (it `must`, or it failed showing no Java stack or
+    Python traceback: its output and its error output)."""
+    shown = "\n".join(said) + (barrier / f"{n}.log").read_text()
+    assert said[-1] == "exit 0" or not must and "\tat " not in shown and "Traceback" not in shown, shown[-4000:]
+    return said[-1] == "exit 0"
+
+
+def test_overlapping_runs_of_one_target_count_every_event_once(shared_catalog, tmp_path, monkeypatch):
+    monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan")
+    project, barrier = tmp_path / "project", tmp_path / "barrier"
+    project.mkdir()
+    (project / "macros").symlink_to(REPO / "macros")
+    write_files(project, FILES)
+    sql = SparkSql(shared_catalog, tmp_path / "spark_sql.log")
+    sql(f"drop schema if exists {SCHEMA} cascade", f"create schema {SCHEMA}",
+        f"create table {EVENTS} (customer int, amount bigint) using iceberg")
+    add_events(sql, 1, 10)
+    # three processes, Spark started and the project parsed; the third runs the whole project alone, then all three
+    # run at once (two the target, both cold, one a different model), then the third applies what a stopped run
+    # did not
+    other_process = ("first=run", "overlap=run --select per_customer", f"last={TARGET_RUN}")
+    runs = start_at_barrier([dbt_process(0, project, barrier, OVERLAP_S, f"overlap={TARGET_RUN}"),
+                             dbt_process(1, project, barrier, OVERLAP_S, f"overlap={TARGET_RUN}"),
+                             dbt_process(2, project, barrier, OVERLAP_S, *other_process)],
+                            shared_catalog, barrier)
+    try:
+        [first] = release(runs[2:], barrier, "first").values()  # the third process's alone
+        landed(first, barrier, 2)
+        add_events(sql, 11, 10)
+        said = release(runs, barrier, "overlap")
+        landed(said[2], barrier, 2)  # a different model: it succeeds
+        failed = [said[n] for n in (0, 1) if not landed(said[n], barrier, n, must=False)]
+        assert len(failed) <= 1, failed
+        print(f"overlapping runs of one target: {2 - len(failed)} of 2 landed")
+        for out in failed:  # the later run stops with the sentence, naming the table and the run that committed first
+            assert "was changed by the run of Spark application" in "\n".join(out) and "totals" in "\n".join(out)
+        [last] = release(runs[2:], barrier, "last").values()
+        landed(last, barrier, 2)  # applies what a stopped run did not, once
+        totals, head, refs, properties, tables = sql(
+            f"select sum(spent) as spent, count(*) as customers from {SCHEMA}.totals",
+            f"select snapshot_id from {EVENTS}.refs where name = 'main'",
+            f"select name from {SCHEMA}.totals.refs where type = 'BRANCH'", f"show tblproperties {SCHEMA}.totals",
+            f"show tables in {SCHEMA}")
+    finally:
+        for process in runs:
+            process.kill()
+        sql.close()
     assert totals == [{"spent": sum(range(1, 21)), "customers": 5}]  # each of the 20 events counted once
     consumed = {row["key"]: row["value"] for row in properties}
     assert json.loads(consumed["lakeplan.consumed"]) == {EVENTS: head[0]["snapshot_id"]}
