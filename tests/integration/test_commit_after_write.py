@@ -38,7 +38,7 @@ def reader(shared_catalog, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def dbt_run(shared_catalog, tmp_path_factory):
-    """One dbt process for every test's runs (tests/concurrency/dbt_run.py: Spark started and the project parsed
+    """One dbt process for every test's runs (tests/concurrency/run_dbt.py: Spark started and the project parsed
     while the first test sets up): `dbt_run(case)` runs one of RUNS and returns whether it succeeded and what it
     said on its output and its error output."""
     project, barrier = tmp_path_factory.mktemp("project"), tmp_path_factory.mktemp("barrier")

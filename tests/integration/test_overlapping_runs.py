@@ -59,9 +59,9 @@ def add_events(sql: SparkSql, first: int, count: int) -> None:
 
 
 def dbt_process(n: int, project: Path, barrier: Path, delay: float, *cases: str) -> list[str]:
-    """A process of tests/concurrency/dbt_run.py: `<case>=<dbt command>`s on the `team` target, each when released,
+    """A process of tests/concurrency/run_dbt.py: `<case>=<dbt command>`s on the `team` target, each when released,
     its models' first statement `delay` seconds after that."""
-    return [sys.executable, str(HERE / "dbt_run.py"), str(n), str(project), str(barrier), str(delay), *cases]
+    return [sys.executable, str(HERE / "run_dbt.py"), str(n), str(project), str(barrier), str(delay), *cases]
 
 
 def landed(said: list[str], barrier: Path, n: int, must: bool = True) -> bool:

@@ -6,7 +6,7 @@ each case's command when the test releases that case (harness.release), given th
 release (the project's pre-hook reads that moment), so the writes of runs released together overlap however long
 each took to begin.
 
-    python dbt_run.py <n> <project folder> <barrier folder> <delay> <case>=<dbt command> [<case>=<dbt command> ...]
+    python run_dbt.py <n> <project folder> <barrier folder> <delay> <case>=<dbt command> [<case>=<dbt command> ...]
 """
 
 import os
