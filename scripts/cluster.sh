@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real Spark cluster on loopback: a standalone master, two workers and the Spark Thrift Server, with the
-# same Iceberg jars and catalog settings as the local target, but its own metastore and warehouse
-# (.lakeplan/cluster/), since embedded Derby admits one process at a time.
+# same Iceberg jars as the local target, on the shared catalog (`make catalog-up`: a Hive metastore in PostgreSQL,
+# Iceberg's Hive locks on, the settings in .lakeplan/catalog/spark-conf/), which every session of the Thrift Server
+# and any `team` process commit to safely at once. PIDs and logs in .lakeplan/cluster/.
 #   scripts/cluster.sh up     start, and wait until the Thrift port answers
 #   scripts/cluster.sh down   stop exactly the processes `up` started (by PID)
 set -euo pipefail
@@ -45,8 +46,9 @@ up() {
     ! port_open "$port" || fail "port $port is taken on 127.0.0.1; set LAKEPLAN_MASTER_PORT / LAKEPLAN_THRIFT_PORT."
   done
   mkdir -p "$run"
-  "$repo/.venv/bin/lakeplan" setup-spark --home "$home" --conf-only >/dev/null  # spark-conf, warehouse, metastore
-  export SPARK_CONF_DIR="$home/spark-conf" SPARK_HOME="$spark_home" SPARK_LOCAL_IP=127.0.0.1 SPARK_NO_DAEMONIZE=1
+  local catalog_conf="$repo/.lakeplan/catalog/spark-conf"
+  [ -f "$catalog_conf/spark-defaults.conf" ] || fail "the shared catalog is not set up: run 'make catalog-up' first."
+  export SPARK_CONF_DIR="$catalog_conf" SPARK_HOME="$spark_home" SPARK_LOCAL_IP=127.0.0.1 SPARK_NO_DAEMONIZE=1
   local class="$spark_home/bin/spark-class" url="spark://127.0.0.1:$master_port"
   start master "$class" org.apache.spark.deploy.master.Master --host 127.0.0.1 --port "$master_port" --webui-port "$master_ui"
   wait_for_port "$master_port" "the Spark master"

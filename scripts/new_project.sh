@@ -36,7 +36,7 @@ SEEDS
 readme=$(cat "$dest/README.md")
 cat > "$dest/README.md" <<'NOTE'
 > **Started from the lakeplan template (`make new-project`), without its TPC-H example.** `make run` builds the
-> models in `models/` (at first only the changelog example in `models/staging/cdc/`), `make test` runs the tests
+> models in `models/` (at first only the changelog example in `models/staging/cdc/`), `make check` runs the tests
 > and the linter. Where this README names TPC-H, `customer_360`, `make bench` or `bench/`, it describes the
 > template's example, which is not here. Add your own models to `models/`; `docs/` explains each feature.
 

@@ -71,9 +71,9 @@ ensure_debian_package() {
 
 # lakeplan's Spark for this repository: the Iceberg jars in the venv's pyspark, .lakeplan/spark-conf/ and the
 # activate script's block, by the same command a user runs in their own project (plugins/dbt_lakeplan/spark_setup.py),
-# plus what the template's own project needs: its profiles.yml and the example's TPC-H data (kept if set before).
+# plus what the template's own project needs: its profiles/ and the example's TPC-H data (kept if set before).
 setup_spark() {
-  "$venv/bin/lakeplan" setup-spark --home "$home" --export DBT_PROFILES_DIR="$repo" \
+  "$venv/bin/lakeplan" setup-spark --home "$home" --export DBT_PROFILES_DIR="$repo/profiles" \
       --export 'LAKEPLAN_TPCH_DIR=${LAKEPLAN_TPCH_DIR:-$LAKEPLAN_HOME/data/tpch/sf0.01}' >/dev/null ||
     fail "'lakeplan setup-spark' failed (see above); rerun 'make setup'."
 }

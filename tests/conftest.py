@@ -47,6 +47,7 @@ TEST_JVM_OPTIONS = "-XX:MetaspaceSize=256m"
 # (`--write-json`), and dbt's own adapter suites and the benchmarks run with dbt's default (`dbt_writes_json`).
 # Everything else a command does (lakeplan's rewrite, its SQL cache, target/compiled and target/run) is the same.
 WRITE_JSON = "DBT_WRITE_JSON"
+TEST_RUN = "LAKEPLAN_TEST_RUN"  # the id (pid) of the process running the tests, the workers' parent under xdist
 
 
 def work_unit(nodeid: str) -> str:
@@ -59,6 +60,8 @@ def work_unit(nodeid: str) -> str:
 
 
 def pytest_configure(config):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ[TEST_RUN] = str(os.getpid())  # the workers inherit it
     own_home_per_worker()
     os.environ.setdefault(WRITE_JSON, "false")
     work = DbtWork()
@@ -118,6 +121,27 @@ def pytest_xdist_make_scheduler(config, log):
 
     config.option.loadscopereorder = False
     return Units(config, log)
+
+
+def started_by_this_run() -> Path:
+    """The file saying this test run's `shared_catalog` fixture started the shared catalog."""
+    return REPO / ".lakeplan" / "catalog" / f"started-by-test-run-{os.environ[TEST_RUN]}"
+
+
+def pytest_sessionfinish(session):
+    """The shared catalog this test run started (the `shared_catalog` fixture) is stopped when the run ends, in the
+    process that runs the workers: one left running would outlive `make test` and `.ci/run`. One started by anything
+    else while the run worked (`make catalog-up`, another test run) is not this run's to stop."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") and started_by_this_run().exists():
+        catalog_script("down")
+        started_by_this_run().unlink()
+
+
+def catalog_script(command: str):
+    """`scripts/catalog.sh <command>` (up, down, status), its output kept."""
+    import subprocess
+
+    return subprocess.run([str(REPO / "scripts" / "catalog.sh"), command], capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -225,6 +249,18 @@ def spark():
     from pyspark.sql import SparkSession
 
     return SparkSession.builder.enableHiveSupport().getOrCreate()
+
+
+@pytest.fixture(scope="session")
+def shared_catalog() -> Path:
+    """The shared catalog (`make catalog-up`: PostgreSQL metastore, Iceberg's Hive locks on), started if it is not;
+    returns its Spark settings folder, for processes of their own (this one's Spark runs on the embedded one)."""
+    running = catalog_script("status").returncode == 0
+    started = catalog_script("up")
+    assert started.returncode == 0, f"scripts/catalog.sh up failed:\n{started.stdout}{started.stderr}"
+    if not running:
+        started_by_this_run().touch()
+    return REPO / ".lakeplan" / "catalog" / "spark-conf"
 
 
 def snapshots(spark, table: str) -> int:

@@ -1,8 +1,10 @@
-"""The suite's durations record, `target/test_durations.json`: each test's time (setup, call and teardown), each dbt
+"""The suite's durations record, `target/test_durations.json` (`make test`; `make test-team`'s stage writes its own,
+`target/test_durations_team.json`, `record_path`): each test's time (setup, call and teardown), each dbt
 invocation's time, how many full dbt parses each project needed, and how many JVMs the tests started. Under
 pytest-xdist every worker counts its own dbt work and hands it to the controller, which writes the record.
 
-`python -m tests.durations [--since <epoch seconds>]` prints the record's summary (what `make test` ends with)."""
+`python -m tests.durations [--since <epoch seconds>]` prints the summary of the record the last run wrote (what
+`make test` and `make test-team` end with)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,9 @@ from pathlib import Path
 import pytest
 
 RECORD = Path(__file__).resolve().parents[1] / "target" / "test_durations.json"
+# a stage that runs apart (a marker expression, pytest's -m) writes a record of its own, so that neither stage's
+# record overwrites the other's: `make test-team`'s (-m team_catalog) beside `make test`'s (-m "not team_catalog")
+STAGE_RECORDS = {"team_catalog": RECORD.with_name("test_durations_team.json")}
 # each test's last measured seconds, from every run that ran it: what the scheduler orders by (a run of a few tests
 # rewrites RECORD, and must not make every other unit look new)
 LAST_KNOWN = RECORD.with_name("test_durations_last_known.json")
@@ -31,6 +36,16 @@ WORKER_OUTPUT = "lakeplan_durations"
 def current_test() -> str:
     """The test running now (pytest's own variable: `<node id> (<phase>)`)."""
     return os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+
+
+def record_path(markexpr: str) -> Path:
+    """The record a run with pytest's `-m markexpr` writes."""
+    return STAGE_RECORDS.get(markexpr.strip(), RECORD)
+
+
+def latest_record() -> Path:
+    """The record the last run wrote, whichever stage it was."""
+    return max((path for path in (RECORD, *STAGE_RECORDS.values()) if path.exists()), key=lambda p: p.stat().st_mtime)
 
 
 class DbtWork:
@@ -104,6 +119,7 @@ class DurationsRecord:
 
     def __init__(self, config, work: DbtWork):
         self.config, self.work = config, work
+        self.record = record_path(config.option.markexpr)
         self.started = time.time()
         self.tests: dict[str, float] = defaultdict(float)
         self.outcomes: Counter = Counter()
@@ -143,13 +159,13 @@ class DurationsRecord:
             "test_workers": self.workers,
             **work,
         }
-        RECORD.parent.mkdir(exist_ok=True)
-        RECORD.write_text(json.dumps(record, indent=1) + "\n")
+        self.record.parent.mkdir(exist_ok=True)
+        self.record.write_text(json.dumps(record, indent=1) + "\n")
         LAST_KNOWN.write_text(json.dumps(last_known() | record["tests"], indent=1) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter):
-        if RECORD.exists() and not hasattr(self.config, "workeroutput"):
-            terminalreporter.write_line(f"durations record: {RECORD.relative_to(RECORD.parents[1])}")
+        if self.record.exists() and not hasattr(self.config, "workeroutput"):
+            terminalreporter.write_line(f"durations record: {self.record.relative_to(RECORD.parents[1])}")
 
 
 def last_known() -> dict[str, float]:
@@ -166,7 +182,7 @@ def summary(record: dict, since: float | None = None) -> str:
     minutes = lambda seconds: f"{int(seconds // 60)}:{int(seconds % 60):02d}"  # noqa: E731
     lines = []
     if since is not None:
-        lines.append(f"make test: {minutes(time.time() - since)} in all")
+        lines.append(f"in all: {minutes(time.time() - since)}")
     lines += [
         f"pytest: {minutes(record['wall_seconds'])} for {record['test_count']} tests on {record['workers']} worker(s); "
         f"{record['dbt_invocation_total']} dbt invocations ({minutes(record['dbt_seconds'])}), "
@@ -180,11 +196,11 @@ def summary(record: dict, since: float | None = None) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--since", type=float, help="when `make test` started (epoch seconds): prints its total too")
+    parser.add_argument("--since", type=float, help="when `make` started (epoch seconds): prints its total")
     parser.add_argument("--commit", action="store_true",
-                        help=f"writes the record's test times (a full run's) to tests/{COMMITTED.name}")
+                        help=f"writes `make test`'s record's test times (a full run's) to tests/{COMMITTED.name}")
     args = parser.parse_args(argv)
-    record = json.loads(RECORD.read_text())
+    record = json.loads((RECORD if args.commit else latest_record()).read_text())  # the suite's order: its record
     if args.commit:
         COMMITTED.write_text(json.dumps(dict(sorted(record["tests"].items())), indent=1) + "\n")
     print(summary(record, args.since))

@@ -57,6 +57,9 @@
     {%- set since = lakeplan.lakeplan_lineage(relation) -%}
     {%- set current = since[-1].id if since else none -%}
     {%- set consumer = lakeplan.lakeplan_consumer() -%}
+    {%- if consumer is not none and not flags.FULL_REFRESH and lakeplan.lakeplan_plan().get('member_of') -%}
+        {%- do lakeplan.lakeplan_note_consumed_base(consumer) -%}{#- a partial-update target's: plan.sql -#}
+    {%- endif -%}
     {%- set consumed = none if flags.FULL_REFRESH or consumer is none
         else lakeplan.lakeplan_consumed(consumer).get(relation | string) -%}
     {%- set lineage = since | map(attribute='id') | list -%}
@@ -192,6 +195,36 @@
     {{ return(read[relation | string]) }}
 {% endmacro %}
 
+{#- Notes the snapshot the main of `relation` (a partial-update target, an Iceberg table) is at, before this
+    invocation first reads its record of what was consumed (first: a commit in between makes it older than the
+    record, which only stops this run's write, never doubles it); none where that record had been read already. -#}
+{% macro lakeplan_note_consumed_base(relation) %}
+    {%- set bases = lakeplan.lakeplan_invocation_cache('lakeplan_consumed_base') -%}
+    {%- if lakeplan.lakeplan_relation_name(relation) not in bases -%}
+        {%- set unread = relation | string not in lakeplan.lakeplan_invocation_cache('lakeplan_table_properties') -%}
+        {%- do bases.update({lakeplan.lakeplan_relation_name(relation):
+            lakeplan.lakeplan_head_snapshot(relation) if unread else none}) -%}
+    {%- endif -%}
+{% endmacro %}
+
+{#- The snapshot lakeplan_note_consumed_base noted for `relation` in this invocation, or none. A write that applies
+    what its inputs added since that record must commit onto it (lakeplan_unmoved_check): onto a later one, another
+    run's commit has applied those rows already. -#}
+{% macro lakeplan_consumed_base(relation) %}
+    {%- set bases = lakeplan.lakeplan_invocation_cache('lakeplan_consumed_base') -%}
+    {{ return(bases.get(lakeplan.lakeplan_relation_name(relation))) }}
+{% endmacro %}
+
+{#- A condition for the rows a write sends into `relation`: true while its main is still at `base`, else the write
+    stops with the words concurrency.py tells as another run's commit; none without a base. Spark resolves the
+    written table before this subquery, so a commit between the two stops the write instead of passing. -#}
+{% macro lakeplan_unmoved_check(relation, base) %}
+    {%- if base is none -%}{{ return(none) }}{%- endif -%}
+    {{ return('case when (select snapshot_id from ' ~ relation ~ ".refs where name = 'main') = " ~ base
+        ~ " then true else raise_error('lakeplan: " ~ relation ~ ' changed after this run read its inputs (at snapshot '
+        ~ base ~ ")') end") }}
+{% endmacro %}
+
 {#- Before snapshot expiry: a pending record of what a write consumed (a write stopped between its commit and its
     record) names the snapshot it started from, which expiry may remove, and without it the record could not tell
     whether the write committed. Settled first, from the table's properties as they are now: the consumed
@@ -321,14 +354,21 @@
     with the table's snapshot now) and one after its commit. -#}
 {% macro lakeplan_consumed_sql(relation, read) %}
     {%- if not read.inputs -%}{{ return({'before': [], 'after': []}) }}{%- endif -%}
-    {%- set pending = {'base': lakeplan.lakeplan_head_snapshot(relation), 'inputs': read.inputs} -%}
+    {#- `run`: a run whose write another run's commit beat removes its own pending record (spark_adapter.py), so the
+        inputs it did not write are never counted as consumed -#}
+    {%- set pending = {'base': lakeplan.lakeplan_head_snapshot(relation), 'inputs': read.inputs,
+        'run': invocation_id} -%}
     {%- set resolved = lakeplan.lakeplan_consumed(relation) -%}
     {%- set consumed = dict(resolved) -%}
     {%- do consumed.update(read.inputs) -%}
-    {#- the record resolved from an earlier pending one is kept as this write replaces it -#}
+    {#- the record resolved from an earlier pending one is kept as this write replaces it; else the record is left
+        alone: it was read when this run began, and a run that committed and recorded since (which beats this one)
+        would be set back to it, its rows read and counted again by the next run -#}
+    {%- set recorded = fromjson(lakeplan.lakeplan_table_properties(relation).get('lakeplan.consumed', '{}')) -%}
+    {%- set before = {'lakeplan.consumed': tojson(resolved)} if resolved != recorded else {} -%}
+    {%- do before.update({'lakeplan.consumed.pending': tojson(pending)}) -%}
     {{ return({
-        'before': ['alter table ' ~ relation ~ ' set tblproperties (' ~ lakeplan.lakeplan_properties_sql(
-            {'lakeplan.consumed': tojson(resolved), 'lakeplan.consumed.pending': tojson(pending)}) ~ ')'],
+        'before': ['alter table ' ~ relation ~ ' set tblproperties (' ~ lakeplan.lakeplan_properties_sql(before) ~ ')'],
         'after': ['alter table ' ~ relation ~ ' set tblproperties (' ~ lakeplan.lakeplan_properties_sql(
             {'lakeplan.consumed': tojson(consumed)}) ~ ')',
             'alter table ' ~ relation ~ " unset tblproperties if exists ('lakeplan.consumed.pending')"]}) }}

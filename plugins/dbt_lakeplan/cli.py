@@ -2,7 +2,7 @@
 
     lakeplan explain [--select ...] [--exclude ...] [--target T] [--vars '{...}'] [--project-dir D] [--state DIR]
                      [--width N]
-    lakeplan setup-spark [--home DIR] [--conf-only] [--export NAME=VALUE ...]
+    lakeplan setup-spark [--home DIR] [--conf-only] [--settings FILE] [--export NAME=VALUE ...]
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     setup.add_argument("--home", type=Path, default=Path(".lakeplan"),
                        help="where the Spark settings, warehouse and metastore live (default: ./.lakeplan)")
     setup.add_argument("--conf-only", action="store_true", help="write <home>/spark-conf only (no jars, no activation)")
+    setup.add_argument("--settings", type=Path,
+                       help="Spark settings that override lakeplan's (e.g. a shared catalog's metastore and locks)")
     setup.add_argument("--export", action="append", default=[], metavar="NAME=VALUE",
                        help="one more variable for the activate script's block (repeatable)")
     return parser
@@ -68,7 +70,7 @@ def setup_spark_command(args: argparse.Namespace) -> int:
     from dbt_lakeplan.spark_setup import SetupError, setup_spark
 
     try:
-        for line in setup_spark(args.home, args.conf_only, args.export):
+        for line in setup_spark(args.home, args.conf_only, args.export, args.settings):
             print(f"lakeplan setup-spark: {line}")
     except SetupError as error:
         print(f"lakeplan setup-spark: {error}", file=sys.stderr)

@@ -22,7 +22,7 @@ LEADING_COMMENTS = re.compile(r"\A(?:\s*/\*.*?\*/|\s*--[^\n]*(?:\n|\Z))*\s*", re
 PLANNED = re.compile(r"(merge\s+into|insert\s|create\s+(or\s+replace\s+)?table\s|replace\s+table\s|select\b|with\b|\()",
                      re.IGNORECASE)  # fmt: skip
 TEMP_VIEW = re.compile(r"create\s+(or\s+replace\s+)?temporary\s+view\s", re.IGNORECASE)
-BRANCH = re.compile(r"(merge\s+into\s+\S+?)\.`?branch_lakeplan_write`?(\s)", re.IGNORECASE)
+BRANCH = re.compile(r"(merge\s+into\s+\S+?)\.`?branch_lakeplan_write_\w+`?(\s)", re.IGNORECASE)
 # a partial-update target's write where its members find nothing new (macros/materializations/partial_update/plan.sql),
 # after the comment lines of its compiled write
 NOTHING_NEW = re.compile(r"^-- .*: nothing new to write\s*^select 0 as lakeplan_rows\s*\Z", re.MULTILINE)

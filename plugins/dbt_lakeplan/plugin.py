@@ -20,7 +20,7 @@ from dbt.plugins.manager import dbt_hook, dbtPlugin
 
 from dbt_lakeplan.artifacts import FINGERPRINTS_FILE, SINK_REUSE_FILE, SQL_CACHE_FILE, JsonArtifact, read_cache, write_cache
 from dbt_lakeplan.manifest_fingerprints import apply_fingerprints
-from dbt_lakeplan import compiled_write, manifest_reuse, package_yaml, spark_adapter
+from dbt_lakeplan import compiled_write, manifest_reuse, package_yaml, session_catalog, spark_adapter
 from dbt_lakeplan.planner import plan_project
 
 REPORTS_ATTRIBUTE = "_lakeplan_reports"
@@ -59,6 +59,7 @@ def _with_lakeplan(load):
 class LakeplanPlugin(dbtPlugin):
     def initialize(self) -> None:
         spark_adapter.install()
+        session_catalog.install()
         compiled_write.install()
         package_yaml.install()
         manifest_reuse.install()

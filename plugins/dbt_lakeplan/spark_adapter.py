@@ -41,8 +41,9 @@ import re
 import threading
 from pathlib import Path
 
-from dbt_lakeplan import metastore_lock, statement_options
+from dbt_lakeplan import concurrency, metastore_lock, statement_options
 from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence
+from dbt_lakeplan.spark_setup import CONF_DIR_SETTING
 
 PROVIDER_LINE = re.compile(r"^Provider: .*$", re.MULTILINE)
 JAVA_FRAME = re.compile(r"^\s*at [\w$.<>]+\(")
@@ -193,18 +194,37 @@ def _condense_errors(handler):
                     _cancellable(connection, sql):
                 yield
         except DbtRuntimeError as error:
-            sentence = _cancelled(connection) or about_the_statement(condensed(error.msg), sql, error.msg)
+            sentence = (_cancelled(connection) or _lost_to_another_run(connection, sql, error.msg)
+                        or about_the_statement(condensed(error.msg), sql, error.msg))
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
         except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
-            sentence = _cancelled(connection) or about_the_statement(condensed(str(error)), sql, str(error))
+            sentence = (_cancelled(connection) or _lost_to_another_run(connection, sql, str(error))
+                        or about_the_statement(condensed(str(error)), sql, str(error)))
             raise DbtRuntimeError(sentence) from error
         finally:
             _LAST_STATEMENT.sql = sql  # its rows are fetched after this handler (_condense_fetch_errors)
 
     exception_handler.lakeplan = True
     return exception_handler
+
+
+def _query(connection, sql: str) -> list:
+    """Rows of a statement sent on a cursor of its own, beside the failed one (the session and Thrift handles)."""
+    cursor = connection.handle.handle.cursor()
+    cursor.execute(sql)
+    return cursor.fetchall()
+
+
+def _lost_to_another_run(connection, sql: str, raw: str) -> str | None:
+    """What a failed statement leaves of this run is removed, and a write another run beat is told as such
+    (concurrency.after_failure)."""
+    if connection is None:
+        return None
+    from dbt_common.invocation import get_invocation_id
+
+    return concurrency.after_failure(lambda statement: _query(connection, statement), sql, raw, get_invocation_id())
 
 
 def _statement_options(connection, options: dict, origin: str):
@@ -319,7 +339,9 @@ def _refuse_a_held_metastore(open_connection):
         from dbt_common.exceptions import DbtRuntimeError
 
         if getattr(connection.credentials, "method", None) == "session" and _spark_context(connection) is None:
-            held = metastore_lock.metastore_in_use(os.environ.get("SPARK_CONF_DIR"), Path.cwd(), os.getpid())
+            parameters = getattr(connection.credentials, "server_side_parameters", None) or {}
+            conf_dir = parameters.get(CONF_DIR_SETTING) or os.environ.get("SPARK_CONF_DIR")  # the target's (team)
+            held = metastore_lock.metastore_in_use(conf_dir, Path.cwd(), os.getpid())
             if held:
                 raise DbtRuntimeError(held)
         return open_connection(cls, connection)
@@ -347,6 +369,21 @@ def attempt(adapter, sql: str) -> dict:
     return {"table": table}
 
 
+def commit_metadata(adapter, sql: str, told: bool = False) -> str | None:
+    """Runs a metadata commit of lakeplan's, again while other runs' commits meet it (concurrency.metadata_commit).
+    Its last error is raised, or with `told` returned as Spark's sentence (a landed write's records, which the
+    caller tells together)."""
+    from dbt_common.exceptions import DbtRuntimeError
+
+    try:
+        concurrency.metadata_commit(lambda: adapter.execute(sql, auto_begin=False, fetch=False))
+    except DbtRuntimeError as error:
+        if not told:
+            raise
+        return " ".join(str(error.msg).split())
+    return None
+
+
 def install() -> None:
     """Replaces dbt-spark's quoting, missing-column comparison and query column types, adds `lakeplan_attempt`, wraps
     its relation listing, its error handler and its opening of a connection, once per process."""
@@ -369,7 +406,9 @@ def install() -> None:
         self.get_columns_in_relation(source), self.get_columns_in_relation(target))
     SparkAdapter.get_column_schema_from_query = query_columns
     SparkAdapter.lakeplan_attempt = attempt
-    SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt"}  # what Jinja's `adapter` may call
+    SparkAdapter.lakeplan_commit_metadata = commit_metadata
+    # what Jinja's `adapter` may call
+    SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt", "lakeplan_commit_metadata"}
 
     def build_spark_relation_list(self, row_list, relation_info_func):
         def information(row):

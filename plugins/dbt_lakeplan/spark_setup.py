@@ -97,12 +97,18 @@ def spark_defaults(template: str, home: Path) -> str:
     return "".join(line if line.startswith("#") else line.replace(HOME_PLACEHOLDER, str(home)) for line in lines)
 
 
-def write_spark_conf(home: Path) -> Path:
-    """`<home>/spark-conf/` from lakeplan's templates, and the warehouse and metastore folders they name."""
+def write_spark_conf(home: Path, settings: Path | None = None) -> Path:
+    """`<home>/spark-conf/` from lakeplan's templates, and the warehouse and metastore folders they name. `settings`
+    (a shared catalog's, profiles/shared-catalog.conf) goes after lakeplan's: Spark keeps the last value of a key."""
     conf = home / "spark-conf"
     for folder in (conf, home / "warehouse", home / "metastore"):
         folder.mkdir(parents=True, exist_ok=True)
     template = (TEMPLATES / "spark-defaults.conf.in").read_text()
+    if settings is not None:
+        if not settings.is_file():
+            raise SetupError(f"the Spark settings file {settings} does not exist. Fix: pass an existing file to "
+                             "--settings, then rerun.")
+        template += f"\n# From {settings.resolve()}: these override the settings above.\n" + settings.read_text()
     (conf / "spark-defaults.conf").write_text(spark_defaults(template, home))
     shutil.copy(TEMPLATES / "log4j2.properties", conf / "log4j2.properties")
     return conf
@@ -129,10 +135,10 @@ def with_block(script: str, block: str) -> str:
     return "".join(kept) + block
 
 
-def setup_spark(home: Path, conf_only: bool, exports: list[str]) -> list[str]:
+def setup_spark(home: Path, conf_only: bool, exports: list[str], settings: Path | None = None) -> list[str]:
     """Does the setup; returns what to tell the user, line by line."""
     home = home.resolve()
-    conf = write_spark_conf(home)
+    conf = write_spark_conf(home, settings)
     said = [f"Spark settings in {conf} (warehouse and metastore under {home})"]
     if conf_only:
         return said
@@ -149,3 +155,18 @@ def setup_spark(home: Path, conf_only: bool, exports: list[str]) -> list[str]:
     else:
         said.append("not in a venv: export these before running dbt:\n" + block)
     return said
+
+
+CONF_DIR_SETTING = "spark.lakeplan.conf_dir"  # a session target's Spark settings folder (profiles/profiles.yml)
+
+
+def conf_dir_to_start(requested: str, running: str | None) -> str | None:
+    """The SPARK_CONF_DIR a session target's Spark must start with (None once it runs with that folder). A JVM reads
+    its settings when it starts, so one already started with another folder (another catalog) cannot serve it."""
+    if running is None:
+        return requested
+    if Path(running).resolve() == Path(requested).resolve():
+        return None
+    raise SetupError(f"this process's Spark already runs with the settings in {running}, but the target's "
+                     f"`{CONF_DIR_SETTING}` names {requested} (another catalog). Fix: run dbt for that target in a "
+                     "process of its own.")

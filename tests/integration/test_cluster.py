@@ -18,7 +18,7 @@ ON_CLUSTER = ("--target", "cluster", "--target-path", "target/cluster")
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(shared_catalog):
     subprocess.run([str(REPO / "scripts" / "cluster.sh"), "up"], check=True, timeout=300)
     try:
         yield hive.connect("127.0.0.1", port=THRIFT_PORT)

@@ -35,8 +35,8 @@ ICEBERG = {"+file_format": "iceberg"}
 
 
 def local_target() -> dict:
-    """The `local` output of the repository's profiles.yml, rendered as dbt renders it."""
-    text = (REPO / "profiles.yml").read_text()
+    """The `local` output of the repository's profiles/profiles.yml, rendered as dbt renders it."""
+    text = (REPO / "profiles" / "profiles.yml").read_text()
     rendered = jinja2.Template(text).render(env_var=lambda name, default=None: os.environ.get(name, default))
     return yaml.safe_load(rendered)["lakeplan"]["outputs"]["local"]
 

@@ -6,7 +6,8 @@ import subprocess
 from tests.conftest import REPO, DbtProject, snapshots
 
 KEPT = [
-    "Makefile", "profiles.yml", "pyproject.toml", ".sqlfluff", ".pre-commit-config.yaml", ".github/workflows/ci.yml",
+    "Makefile", "profiles/profiles.yml", "pyproject.toml", ".sqlfluff", ".pre-commit-config.yaml",
+    ".github/workflows/ci.yml",
     "macros/sources/scan_source.sql", "plugins/dbt_lakeplan/__init__.py", "models/staging/cdc/customer_order_status.sql",
     "tests/unit/test_sqlfluff_macros.py", "tests/integration/test_partial_update.py", "integration_tests/dbt_project.yml",
     "scripts/sqlfluff_library/lakeplan.py",

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.conftest import env_value, snapshots, write_files
+from tests.conftest import env_value, given, snapshots, write_files
 from tests.integration.test_explain import explain
 
 SCHEMA = "lakeplan_new_rows"
@@ -165,6 +165,31 @@ def test_runs_given_one_parse_each_read_what_is_new_since_the_last(project, spar
         assert consumed(spark, "totals") == {"lakeplan.consumed": {ORDERS: head(spark, "orders")}}
         assert rows(spark, "totals") == [(10, 5 + sum(10 ** n for n in range(2, order + 1)), 10 ** order)]
         assert matches_a_whole_rebuild(spark)
+
+
+def test_a_run_beaten_by_a_commit_after_it_read_the_record_leaves_that_commit_s_record(make_project, spark):
+    """Another run commits and records what it consumed after this run read the record (its target's pre-hook plays
+    that run here): this run is beaten and must leave that record, not set back the one it read, which made the next
+    run read those rows again (seen in the concurrency test: every event of its first round counted twice)."""
+    other_run = [f"{{% if {env_value('other_run', '')} %}}{statement}{{% endif %}}" for statement in (
+        "insert into {{ this }} values (99, 0, 0)",
+        f"alter table {{{{ this }}}} set tblproperties ('lakeplan.consumed' = '{given('other_run', '')}')")]
+    project = make_project("beaten_record", {
+        "models/sources.yml": TARGET_YML.replace("schema: lakeplan_new_rows", "schema: lakeplan_beaten_record"),
+        "models/totals.sql": f"{{{{ config(pre_hook={other_run}) }}}}\n{{{{ partial_update_target() }}}}",
+        "models/spent.sql": member("totals", NEW, "customer, amount as spent"),
+        "models/last.sql": member("totals", NEW, "customer, id, amount as last_amount", sequence_by="id")})
+    orders = "lakeplan_beaten_record.orders"
+    spark.sql("create schema lakeplan_beaten_record")
+    spark.sql(f"create table {orders} (id int, customer int, amount bigint) using iceberg")
+    spark.sql(f"insert into {orders} values (1, 10, 5)")
+    project.run("run", "-s", "totals")
+    spark.sql(f"insert into {orders} values (2, 10, 7)")
+    recorded = {orders: spark.sql(f"select snapshot_id from {orders}.refs where name = 'main'").collect()[0][0]}
+    log = project.fail("run", "-s", "totals", other_run=json.dumps(recorded))
+    assert "was changed by the run of Spark application" in log
+    properties = dict(spark.sql("show tblproperties lakeplan_beaten_record.totals").collect())
+    assert json.loads(properties["lakeplan.consumed"]) == recorded and "lakeplan.consumed.pending" not in properties
 
 
 def test_an_input_snapshot_that_adds_no_row_is_nothing_new_and_what_comes_after_it_is_read_once(project, spark):

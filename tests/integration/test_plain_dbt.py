@@ -24,7 +24,7 @@ def test_the_activate_script_carries_lakeplans_environment():
     env = subprocess.run(["bash", "-c", script], env=scrubbed, capture_output=True, text=True, check=True).stdout
     values = dict(line.split("=", 1) for line in env.splitlines() if "=" in line)
     assert values["SPARK_CONF_DIR"] == f"{REPO}/.lakeplan/spark-conf"
-    assert values["DBT_PROFILES_DIR"] == str(REPO)
+    assert values["DBT_PROFILES_DIR"] == str(REPO / "profiles")
     assert values["LAKEPLAN_TPCH_DIR"] == f"{REPO}/.lakeplan/data/tpch/sf0.01"
     assert (Path(values["SPARK_CONF_DIR"]) / "spark-defaults.conf").read_text().count("IcebergSparkSessionExtensions") == 1
 

@@ -1,5 +1,6 @@
 """The durations record's arithmetic: the workers' dbt counts add up, and the summary leads with the totals and
-lists the slowest tests, slowest first; a clone without a record of its own schedules by the committed one."""
+lists the slowest tests, slowest first; a clone without a record of its own schedules by the committed one; the
+team stage (`make test-team`) keeps its own record."""
 
 import json
 
@@ -36,3 +37,8 @@ def test_a_clone_without_a_record_of_its_own_orders_by_the_committed_one(tmp_pat
     own.write_text(json.dumps({"tests/unit/test_durations.py::test_the_workers_counts_add_up": 9999.0}))
     monkeypatch.setattr(durations, "LAST_KNOWN", own)
     assert durations.last_known()["tests/unit/test_durations.py::test_the_workers_counts_add_up"] == 9999.0
+
+
+def test_the_team_stage_writes_a_record_of_its_own_and_every_other_run_the_suites():
+    assert durations.record_path("team_catalog") == durations.RECORD.with_name("test_durations_team.json")
+    assert durations.record_path("not team_catalog") == durations.record_path("") == durations.RECORD

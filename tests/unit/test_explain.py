@@ -60,14 +60,15 @@ def test_the_rebalance_iceberg_asks_for_under_a_merge_is_the_write_distribution_
 
 
 def test_statements_that_alter_a_table_are_never_sent():
-    assert statement("alter table t create or replace branch lakeplan_write").action == "skip"
-    assert statement("call system.fast_forward('t', 'main', 'lakeplan_write')").action == "skip"
+    assert statement("alter table t create or replace branch lakeplan_write_0a1b2c3d4e5f").action == "skip"
+    assert statement("call system.fast_forward('t', 'main', 'lakeplan_write_0a1b2c3d4e5f')").action == "skip"
     assert statement("create or replace temporary view v as select 1").action == "run"
     # a target whose members find nothing new: no write is sent, and explain says so rather than planning `select 0`
     nothing = statement("-- `dbt run` of `wide` would send these statements now, ...\n"
                         "-- s.wide: nothing new to write\nselect 0 as lakeplan_rows")
     assert nothing.action == "skip" and nothing.reason == NOTHING_SENT
-    merge = statement('-- lakeplan session options: {"spark.sql.shuffle.partitions": 3}\nmerge into s.t.branch_lakeplan_write as x using y on a')
+    merge = statement('-- lakeplan session options: {"spark.sql.shuffle.partitions": 3}\n'
+                      'merge into s.t.branch_lakeplan_write_0a1b2c3d4e5f as x using y on a')
     assert merge.action == "plan" and merge.sql.startswith("merge into s.t as x") and merge.options == {"spark.sql.shuffle.partitions": 3}
 
 

@@ -66,10 +66,12 @@
     {{ return(applied) }}
 {% endmacro %}
 
-{#- The statements that record what the write applied, once it has committed: its tag, and no older one. -#}
+{#- The statements that record what the write applied, once it has committed: its tag on the snapshot it committed
+    (macros/utils/write_records.sql names it), and no older one. -#}
 {% macro lakeplan_partial_update_applied_sql(target, applied) %}
     {%- if applied.tag is none -%}{{ return([]) }}{%- endif -%}
-    {%- set statements = ['alter table ' ~ target ~ ' create or replace tag ' ~ applied.tag] -%}
+    {%- set statements = ['alter table ' ~ target ~ ' create or replace tag ' ~ applied.tag ~ ' as of version '
+        ~ lakeplan.lakeplan_written_snapshot_marker()] -%}
     {%- for stale in applied.stale -%}
         {%- do statements.append('alter table ' ~ target ~ ' drop tag if exists ' ~ stale) -%}
     {%- endfor -%}

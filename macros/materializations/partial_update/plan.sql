@@ -109,30 +109,37 @@
     {%- endif -%}
     {%- set after = [] -%}
     {%- set commit = lakeplan.lakeplan_commit_marker(target) -%}
+    {#- what the members read with new_rows is applied onto the snapshot its consumed record was read at -#}
+    {%- set base = lakeplan.lakeplan_consumed_base(target) if read.inputs and not creates else none -%}
+    {%- do spec.update({'unmoved': lakeplan.lakeplan_unmoved_check(target, base)}) -%}
     {%- if write_groups | length == 1 -%}
         {%- set writes = [{'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
             target, write_groups[0], spec, creates, commit ~ lakeplan.lakeplan_partial_update_group_label(write_groups, 0, spec))}] -%}
     {%- else -%}
-        {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging'}) -%}
-        {#- a copy a failed run left is replaced, or removed, by the next run of the target -#}
-        {%- set drop_branch = 'alter table ' ~ target ~ ' drop branch if exists lakeplan_write' -%}
+        {#- the copy the groups write is this run's own (dbt's invocation id): two overlapping runs of the target
+            never share one; a run whose statement fails removes its own (spark_adapter, concurrency.py) -#}
+        {%- set run = (invocation_id | replace('-', ''))[:12] -%}
+        {%- set staging = target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_staging_' ~ run}) -%}
+        {%- set branch = 'lakeplan_write_' ~ run -%}
+        {%- set drop_branch = 'alter table ' ~ target ~ ' drop branch if exists ' ~ branch -%}
         {%- set writes = [] -%}
         {%- for write_group in write_groups -%}
             {%- set label = lakeplan.lakeplan_partial_update_group_label(write_groups, loop.index0, spec) -%}
             {%- do writes.append({'name': 'write_group_' ~ loop.index, 'sql':
                 lakeplan.lakeplan_partial_update_write_sql(staging, write_group, spec, loop.first, label, staging=true)
                 if creates else lakeplan.lakeplan_partial_update_write_sql(
-                    target, write_group, spec, false, label, into=target ~ '.branch_lakeplan_write')}) -%}
+                    target, write_group, spec, false, label, into=target ~ '.branch_' ~ branch)}) -%}
         {%- endfor -%}
         {%- if creates -%}
             {%- do writes.append({'name': 'main',
                 'sql': commit ~ lakeplan.lakeplan_partial_update_create_sql(target, 'select * from ' ~ staging)}) -%}
             {%- do after.extend(['drop table ' ~ staging ~ ' purge'] + ([drop_branch] if load_relation(target) else [])) -%}
         {%- else -%}
-            {%- do before.extend((['drop table ' ~ staging ~ ' purge'] if load_relation(staging) else [])
-                + ['alter table ' ~ target ~ ' create or replace branch lakeplan_write']) -%}
+            {#- from `base`: main's fast-forward then fails once another run committed after it -#}
+            {%- do before.append('alter table ' ~ target ~ ' create or replace branch ' ~ branch
+                ~ (' as of version ' ~ base if base is not none else '')) -%}
             {%- do writes.append({'name': 'main', 'sql': commit ~ 'call system.fast_forward('
-                ~ lakeplan.lakeplan_string_literal(target | string) ~ ", 'main', 'lakeplan_write')"}) -%}
+                ~ lakeplan.lakeplan_string_literal(target | string) ~ ", 'main', '" ~ branch ~ "')"}) -%}
             {%- do after.append(drop_branch) -%}
         {%- endif -%}
     {%- endif -%}
@@ -143,7 +150,9 @@
     {%- set steps = [] -%}
     {%- for statement in before -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {%- do steps.extend(writes) -%}
-    {%- for statement in after -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
+    {%- for statement in after -%}
+        {%- do steps.append({'name': none, 'sql': statement, 'records': target}) -%}
+    {%- endfor -%}
     {{ return(steps) }}
 {% endmacro %}
 
@@ -164,17 +173,25 @@
     {{ return(steps | map(attribute='sql') | map('trim') | join(';\n\n')) }}
 {% endmacro %}
 
-{#- Runs lakeplan_partial_update_steps in order; a failure stops the rest. -#}
+{#- Runs lakeplan_partial_update_steps in order; a failure stops the rest. The steps recording a write that landed
+    (`records`: its table) run together, last (macros/utils/write_records.sql). -#}
 {% macro lakeplan_run_steps(steps) %}
-    {%- for step in steps -%}
+    {%- set records = steps | selectattr('records') | list -%}
+    {%- for step in steps | rejectattr('records') -%}
         {%- if step.unwritten -%}
             {%- do lakeplan.lakeplan_main_without_write(step.sql, step.unwritten) -%}
         {%- elif step.name -%}
             {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
         {%- else -%}
-            {%- do lakeplan.lakeplan_execute(step.sql) -%}
+            {#- a branch or columns of the table, before the write: sent again while other runs' commits meet it -#}
+            {%- do adapter.lakeplan_commit_metadata(step.sql) -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- if records -%}
+        {%- set ran = lakeplan.lakeplan_record_after_write(records[0].records, records | map(attribute='sql')
+            | list) -%}
+        {%- for step in records -%}{%- do step.update({'sql': ran[loop.index0]}) -%}{%- endfor -%}
+    {%- endif -%}
 {% endmacro %}
 
 {#- One group's write: one MERGE (or INSERT OVERWRITE) under the group's `write_options`, then `label` (the line
@@ -189,6 +206,9 @@
     {#- a shuffled collapse is distributed on the key into `parallelism` partitions already -#}
     {%- set parallelism = none if layout.shuffled else write_group.group.parallelism -%}
     {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed, parallelism, spec.unique_key) ~ '\n)' -%}
+    {%- if spec.get('unmoved') and into is none and not creates -%}
+        {%- set source = '(select * from ' ~ source ~ ' as lakeplan_unmoved where ' ~ spec.unmoved ~ ')' -%}
+    {%- endif -%}
     {%- set merges = not creates and write_group.group.write_mode != 'overwrite' -%}
     {%- set options = lakeplan.lakeplan_merge_session_options(target, write_group.group.write_options, staging,
         spec.get('change_mode')) if merges

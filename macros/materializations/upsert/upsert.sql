@@ -74,7 +74,7 @@
             {{- lakeplan.lakeplan_upsert_label(spec) }}
             {{- lakeplan.lakeplan_upsert_merge_sql(target_relation, changes_relation, spec, columns) }}
         {%- endcall -%}
-        {%- for statement in consumed.after -%}{%- do lakeplan.lakeplan_execute(statement) -%}{%- endfor -%}
+        {%- do lakeplan.lakeplan_record_after_write(target_relation, consumed.after) -%}
     {%- endif -%}
 
     {%- if not creates -%}{%- do lakeplan.lakeplan_record_state_after_write() -%}{%- endif %}

@@ -1,0 +1,128 @@
+"""Overlapping runs of one table: what a write that lost to another run's commit tells the user, and which of this
+run's own copies (its branch, its staging table: per run, named after dbt's invocation id) it removes.
+
+Iceberg commits under the shared catalog's Hive lock: a commit whose base another run changed fails
+(`CommitFailedException`) and Iceberg retries it on the new base where that is safe (appends; a MERGE whose conflict
+check passes). Where it is not (`ValidationException: Found conflicting files`: both runs changed the same rows; a
+fast-forward of main that another run moved), nothing of this run reached the table, and it stops with one sentence
+naming the table and the run that committed first."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Callable
+
+# Iceberg's and Spark's words for a commit that another writer's commit made impossible, or a lock never granted
+CONFLICT = re.compile(r"Found conflicting files|CommitFailedException|Cannot commit\b|Cannot fast-forward"
+                      r"|is not an ancestor of|waiting for lock on|metadata refresh is required"
+                      r"|changed after this run read its inputs", re.IGNORECASE)
+LOCK_TIMEOUT = re.compile(r"Timed out after (\d+) ms waiting for lock on ([\w.`]+)")
+# the table a statement writes: lakeplan's commit marker (utils/commit_marker.sql), else its MERGE, INSERT or CREATE
+WRITTEN = re.compile(r"^-- lakeplan: commits the write of (\S+)$|merge\s+into\s+([^\s(]+)"
+                     r"|insert\s+(?:into|overwrite)\s+(?:table\s+)?([^\s(]+)"
+                     r"|create\s+(?:or\s+replace\s+)?table\s+([^\s(]+)", re.IGNORECASE | re.MULTILINE)
+RUN_BRANCH = re.compile(r"(\S+?)\.`?branch_(lakeplan_write_\w+)`?"
+                        r"|fast_forward\('([^']+)', 'main', '(lakeplan_write_\w+)'")
+RUN_STAGING = re.compile(r"[\w.`]+__lakeplan_staging_\w+")
+
+
+def written_table(sql: str) -> str | None:
+    """The table a statement writes (the target, not its branch or staging copy), or None."""
+    match = WRITTEN.search(sql)
+    if match is None:
+        return None
+    table = next(group for group in match.groups() if group)
+    return RUN_STAGING.sub(lambda m: m.group(0).split("__lakeplan_staging_")[0], table.split(".branch_")[0])
+
+
+def run_copies(sql: str) -> list[str]:
+    """The statements that remove this run's branch and staging table that a failed statement names."""
+    drops = []
+    for match in RUN_BRANCH.finditer(sql):
+        table, branch = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+        drops.append(f"alter table {table} drop branch if exists {branch}")
+    drops += [f"drop table if exists {staging} purge" for staging in sorted(set(RUN_STAGING.findall(sql)))]
+    return list(dict.fromkeys(drops))
+
+
+def conflict_sentence(table: str, raw: str, other_run: str | None) -> str | None:
+    """One sentence for a write that lost to another run (None when `raw` is no such error)."""
+    timeout = LOCK_TIMEOUT.search(raw)
+    if timeout is not None:
+        seconds = int(timeout.group(1)) // 1000
+        return (f"{table} stayed locked by another process for {seconds} s, so this run wrote nothing to it. Fix: "
+                f"if no other run writes {table}, the lock is a killed process's, which the shared catalog deletes "
+                "60 s after its last heartbeat: run again (on another metastore, delete its row from the metastore's "
+                "hive_locks table).")
+    if not CONFLICT.search(raw):
+        return None
+    other = other_run or "another run"
+    return (f"{table} was changed by {other} while this run wrote it, so this run's write was not committed and "
+            f"{table} is as that run left it. Fix: run again once the other run has finished; this run's changes "
+            "are applied then, once.")
+
+
+# the waits between the attempts of a metadata commit (metadata_commit): 10 attempts in about 11 s, each a fresh
+# statement that reads the table again
+METADATA_COMMIT_WAITS = (0.1, 0.2, 0.4, 0.8, 1.5, 2, 2, 2, 2)
+
+
+def metadata_commit(commit: Callable[[], object], waits: tuple = METADATA_COMMIT_WAITS) -> None:
+    """Runs `commit`, one metadata commit of lakeplan's (a write's records after it landed: what it consumed or
+    applied, its branch's removal; a branch or columns before it), again after each conflict with another run's
+    commit, a bounded number of times; the last error, or one that is no conflict, is raised. Iceberg's own retry of
+    a tag, branch or schema change fails at once ('Table metadata refresh is required': it keeps the metadata it was
+    made on); a fresh statement reads the table again."""
+    for wait in waits:
+        try:
+            commit()
+            return
+        except Exception as error:  # dbt's DbtRuntimeError, Spark's error as its cause
+            said = f"{getattr(error, 'msg', error)} {error.__cause__ or ''}"
+            if not CONFLICT.search(said) or LOCK_TIMEOUT.search(said):  # a lock never granted waited long enough
+                raise
+            time.sleep(wait)
+    commit()
+
+
+PENDING = "lakeplan.consumed.pending"  # what a write records before it commits (incremental_reads/new_rows.sql)
+
+
+def own_pending(table: str, properties: dict, run: str) -> list[str]:
+    """The statement removing `run`'s own pending record of what its write would consume, when the table holds one:
+    the write did not commit, and its inputs stay unconsumed for the next run."""
+    try:
+        pending = json.loads(properties.get(PENDING) or "null")
+    except ValueError:
+        return []
+    if not isinstance(pending, dict) or pending.get("run") != run:
+        return []
+    return [f"alter table {table} unset tblproperties if exists ('{PENDING}')"]
+
+
+def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str) -> str | None:
+    """After a failed statement (`raw`, Spark's whole error): this run's own branch or staging copy it names is
+    removed; for a write another run's commit beat (or a lock never granted), also this run's pending record, and the
+    sentence to show names the table and the Spark application of its last commit. `query` runs one statement on a
+    cursor of its own and returns its rows; a failure of these clean-ups leaves the sentence as it is."""
+    try:
+        for statement in run_copies(sql):
+            query(statement)
+    except Exception:  # a lost session: the copy stays, under a name no other run uses
+        pass
+    table = written_table(sql)
+    if table is None or not (CONFLICT.search(raw) or LOCK_TIMEOUT.search(raw)):
+        return None
+    other = None
+    try:
+        for statement in own_pending(table, dict(query(f"show tblproperties {table}")), run):
+            query(statement)
+        [(snapshot, committed, application)] = query(
+            f"select snapshot_id, committed_at, summary['spark.app.id'] from {table}.snapshots "
+            "order by committed_at desc limit 1")
+        other = f"the run of Spark application {application} (snapshot {snapshot}, committed {committed})"
+    except Exception:  # the sentence stands without the other run's name; the cause is in the debug log
+        pass
+    return conflict_sentence(table, raw, other)

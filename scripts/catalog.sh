@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The shared catalog (targets `team` and `cluster`): a Hive metastore kept in PostgreSQL, which several processes
+# open at once (embedded Derby admits one), with the lock tables Iceberg's Hive locks need.
+#   scripts/catalog.sh up     start PostgreSQL on 127.0.0.1 (data in .lakeplan/catalog/), create the metastore's
+#                             database and lock tables, write .lakeplan/catalog/spark-conf/; idempotent
+#   scripts/catalog.sh down   stop it (the data stays; `make clean` removes it)
+#   scripts/catalog.sh status succeeds while it runs
+# PostgreSQL refuses to run as root, so as root its server runs as the `postgres` user on a folder that user owns.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+home="$repo/.lakeplan/catalog"
+data="$home/pgdata"
+settings="$repo/profiles/shared-catalog.conf"
+url_port='s|^spark.hadoop.javax.jdo.option.ConnectionURL .*jdbc:postgresql://127.0.0.1:\([0-9]*\)/.*|\1|p'
+port=$(sed -n "$url_port" "$settings")
+jdbc_jar=/usr/share/java/postgresql.jar
+
+fail() { printf 'lakeplan catalog: %s\n' "$*" >&2; exit 1; }
+
+pg_bin() {
+  local bin
+  bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  [ -n "$bin" ] || fail "PostgreSQL is missing: 'sudo apt-get install postgresql libpostgresql-jdbc-java', then rerun."
+  echo "$bin"
+}
+
+ensure_jdbc_driver() {
+  [ -f "$jdbc_jar" ] && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpostgresql-jdbc-java >/dev/null ||
+      fail "'apt-get install libpostgresql-jdbc-java' failed: run 'apt-get update' and rerun."
+  else
+    fail "$jdbc_jar is missing: run 'sudo apt-get install libpostgresql-jdbc-java', then rerun."
+  fi
+}
+
+as_owner() {  # runs a PostgreSQL program as the user that owns the data (root may not)
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+psql_as() {  # user, database, psql arguments...: over the data folder's socket, notices off
+  local user=$1 database=$2; shift 2
+  PGOPTIONS='-c client_min_messages=warning' as_owner "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$home/run" -p "$port" \
+    -U "$user" -d "$database" "$@"
+}
+
+sql() {  # database, statement: as PostgreSQL's superuser
+  psql_as postgres "$1" -tAc "$2"
+}
+
+# DataNucleus creates the metastore's own tables on a process's first use; several processes starting at once on an
+# empty database would race to create them, so one Spark session creates them here, once.
+create_metastore_tables() {
+  [ "$(sql lakeplan_metastore "select 1 from pg_tables where tablename = 'DBS'")" = 1 ] && return
+  echo "lakeplan catalog: creating the metastore's tables (one Spark session, about a minute)"
+  local log="$home/run/create-tables.log"
+  SPARK_CONF_DIR="$home/spark-conf" "$repo/.venv/bin/python" -c 'from pyspark.sql import SparkSession
+SparkSession.builder.enableHiveSupport().getOrCreate().sql("show databases")' >"$log" 2>&1 ||
+    fail "creating the metastore's tables failed; see $log."
+}
+
+init() {
+  [ -f "$data/PG_VERSION" ] && return
+  mkdir -p "$data" "$home/run"
+  [ "$(id -u)" = 0 ] && chown postgres:postgres "$data" "$home/run"
+  chmod 700 "$data"
+  as_owner "$bin/initdb" -D "$data" -U postgres -A trust -E UTF8 --no-locale >/dev/null ||
+    fail "initdb of $data failed (see above)."
+}
+
+up() {
+  mkdir -p "$home"
+  # two test workers (pytest-xdist) starting it at once: one starts, one waits. The server must not inherit the lock's
+  # descriptor (9>&- below): it would hold the lock for as long as it runs, and every later `up` would wait for good.
+  exec 9>"$home/.up.lock" && flock 9
+  bin=$(pg_bin)
+  [ -n "$port" ] || fail "no jdbc:postgresql://127.0.0.1:<port>/ URL in $settings."
+  ensure_jdbc_driver
+  init
+  if ! as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+    as_owner "$bin/pg_ctl" -D "$data" -l "$home/run/postgresql.log" -w -t 60 \
+        -o "-p $port -k $home/run -c listen_addresses=127.0.0.1" start >/dev/null 9>&- ||
+      fail "PostgreSQL did not start on 127.0.0.1:$port; see $home/run/postgresql.log (is the port taken?)."
+  fi
+  [ "$(sql postgres "select 1 from pg_roles where rolname = 'lakeplan'")" = 1 ] ||
+    sql postgres "create role lakeplan login password 'lakeplan'"
+  [ "$(sql postgres "select 1 from pg_database where datname = 'lakeplan_metastore'")" = 1 ] ||
+    sql postgres "create database lakeplan_metastore owner lakeplan"
+  psql_as lakeplan lakeplan_metastore -f - < "$repo/profiles/hive-locks.sql" >/dev/null
+  "$repo/.venv/bin/lakeplan" setup-spark --home "$home" --conf-only --settings "$settings" >/dev/null
+  create_metastore_tables
+  echo "lakeplan catalog: PostgreSQL metastore on 127.0.0.1:$port, Spark settings in $home/spark-conf"
+}
+
+running() {
+  [ -f "$data/PG_VERSION" ] && bin=$(pg_bin) && as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1
+}
+
+down() {
+  running || return 0
+  as_owner "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+}
+
+case "${1:-}" in
+  up) up ;;
+  status) running ;;
+  down) down; echo "lakeplan catalog: stopped" ;;
+  *) fail "usage: scripts/catalog.sh up|down|status" ;;
+esac

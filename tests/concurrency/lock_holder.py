@@ -1,0 +1,99 @@
+"""Takes the Hive lock Iceberg takes for a commit (an exclusive table lock in the shared catalog's metastore, as
+Iceberg's MetastoreLock asks for it), prints `locked <lock id>` and heartbeats it every 5 s as a live commit does,
+until the test kills it with SIGKILL, leaving the lock behind as a writer killed mid-commit does.
+
+With `--between <n> <times> <statement> ...` it puts another run's commit between a write's data commit and its n-th
+metadata commit after it, with no timing luck: each commit of the table waits in the lock's queue behind this
+process, which lets every commit pass (it gives the lock up and asks again, behind the waiting one) until the table's
+`main` has moved and n commits have waited since; the n-th has then read the table, and this process commits the
+statements without the lock (its own commit, under the lock it holds; `{n}` in them: how many times it did so
+before) before giving the lock up. It does that for `times` commits in a row (a retried one's attempts), then
+prints `interposed` and ends.
+
+    python lock_holder.py <database> <table> [--between <n> <times> <statement> ...]
+"""
+
+import sys
+import time
+
+from pyspark.sql import SparkSession
+
+
+class Lock:
+    """An exclusive Hive lock on one table, asked for in the metastore's queue, heartbeated while it is held."""
+
+    def __init__(self, spark, database: str, table: str):
+        jvm, self.api = spark._jvm, spark._jvm.org.apache.hadoop.hive.metastore.api
+        conf = jvm.org.apache.hadoop.hive.conf.HiveConf(spark._jsc.hadoopConfiguration(),
+                                                        jvm.org.apache.hadoop.hive.conf.HiveConf._java_lang_class)
+        self.client = jvm.org.apache.hadoop.hive.metastore.HiveMetaStoreClient(conf)
+        self.component = self.api.LockComponent(self.api.LockType.EXCLUSIVE, self.api.LockLevel.TABLE, database)
+        self.component.setTablename(table)
+        self.jvm, self.database, self.table = jvm, database, table
+
+    def take(self) -> int:
+        """Asks for the lock and waits in the queue until it is granted; its id."""
+        request = self.api.LockRequest(self.jvm.java.util.Collections.singletonList(self.component), "lakeplan",
+                                       "holder")
+        response = self.client.lock(request)
+        while str(response.getState()) != "ACQUIRED":
+            time.sleep(0.05)
+            response = self.client.checkLock(response.getLockid())
+        return response.getLockid()
+
+    def others_waiting(self, own: int) -> set[int]:
+        request = self.api.ShowLocksRequest()
+        request.setDbname(self.database)
+        request.setTablename(self.table)
+        return {lock.getLockid() for lock in self.client.showLocks(request).getLocks()
+                if lock.getLockid() != own and str(lock.getState()) == "WAITING"}
+
+
+def between(spark, lock: Lock, own: int, commits: int, times: int, statements: list[str]) -> None:
+    """Lets the table's commits pass until `main` moved and `commits` more have waited; then commits `statements`
+    before each of the next `times` commits."""
+    name = f"{lock.database}.{lock.table}"
+    start, counted, done, beat = head(spark, name), 0, 0, time.monotonic()
+    while done < times:
+        if time.monotonic() - beat > 5:
+            lock.client.heartbeat(0, own)
+            beat = time.monotonic()
+        if not lock.others_waiting(own):
+            time.sleep(0.05)
+            continue
+        counted += head(spark, name) != start
+        if counted >= commits:
+            for statement in statements:
+                spark.sql(statement.replace("{n}", str(done))).collect()
+            done += 1
+        lock.client.unlock(own)  # the waiting commit goes first; this process asks again behind it
+        own = lock.take()
+    lock.client.unlock(own)
+    print("interposed", flush=True)
+
+
+def head(spark, name: str):
+    if not spark.catalog.tableExists(name):
+        return None
+    rows = spark.sql(f"select snapshot_id from {name}.refs where name = 'main'").collect()
+    return rows[0][0] if rows else None
+
+
+def main(database: str, table: str, options: list[str]) -> None:
+    builder = SparkSession.builder.enableHiveSupport()
+    if options:  # this process commits under the lock it holds itself
+        builder = builder.config("spark.hadoop.iceberg.engine.hive.lock-enabled", "false")
+    spark = builder.getOrCreate()
+    lock = Lock(spark, database, table)
+    own = lock.take()
+    print(f"locked {own}", flush=True)
+    if options:
+        between(spark, lock, own, int(options[1]), int(options[2]), options[3:])
+        return
+    while True:
+        time.sleep(5)
+        lock.client.heartbeat(0, own)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3:])

@@ -1,0 +1,87 @@
+"""What a statement that lost to another run's commit leaves behind and tells (plugins/dbt_lakeplan/concurrency.py)."""
+
+import json
+import re
+
+import pytest
+
+from dbt_lakeplan.concurrency import after_failure, metadata_commit, own_pending, run_copies, written_table
+
+RUN = "lakeplan_write_0a1b2c3d4e5f"
+GROUP = f"-- write group 1 of 2 of `wide`: `a`\nmerge into s.wide.branch_{RUN} as lakeplan_table using v on true"
+FAST_FORWARD = f"-- lakeplan: commits the write of s.wide\ncall system.fast_forward('s.wide', 'main', '{RUN}')"
+STAGING = "create or replace table s.wide__lakeplan_staging_0a1b2c3d4e5f using iceberg as select 1"
+CONFLICT = "org.apache.iceberg.exceptions.ValidationException: Found conflicting files that can contain records"
+
+
+def test_the_written_table_is_the_target_not_this_runs_copy():
+    assert [written_table(sql) for sql in (GROUP, FAST_FORWARD, STAGING, "select 1")] == ["s.wide"] * 3 + [None]
+    assert written_table("insert into table s.events\nselect * from v") == "s.events"  # dbt-spark's append
+
+
+def test_a_failed_statement_removes_the_branch_or_staging_table_of_this_run_only():
+    assert run_copies(GROUP) == run_copies(FAST_FORWARD) == [f"alter table s.wide drop branch if exists {RUN}"]
+    assert run_copies(STAGING) == ["drop table if exists s.wide__lakeplan_staging_0a1b2c3d4e5f purge"]
+    assert run_copies("merge into s.wide as t using v on true") == []
+
+
+def test_only_this_runs_own_pending_record_is_removed():
+    mine = {"lakeplan.consumed.pending": json.dumps({"base": 1, "inputs": {}, "run": "me"})}
+    assert own_pending("s.wide", mine, "me") == ["alter table s.wide unset tblproperties if exists "
+                                                 "('lakeplan.consumed.pending')"]
+    assert own_pending("s.wide", mine, "another") == own_pending("s.wide", {}, "me") == []
+
+
+def test_a_write_another_run_beat_is_one_sentence_naming_the_table_and_that_run():
+    sent = []
+
+    def query(statement):
+        sent.append(statement)
+        if statement.startswith("show tblproperties"):
+            return [("lakeplan.consumed.pending", json.dumps({"base": 1, "inputs": {}, "run": "me"}))]
+        return [(7, "2026-01-01 00:00:00", "local-42")] if "snapshots" in statement else []
+
+    sentence = after_failure(query, GROUP, CONFLICT, "me")
+    assert sentence.startswith("s.wide was changed by the run of Spark application local-42 (snapshot 7, committed ")
+    assert sent[0] == f"alter table s.wide drop branch if exists {RUN}"
+    assert "alter table s.wide unset tblproperties if exists ('lakeplan.consumed.pending')" in sent
+    assert after_failure(query, GROUP, "[DIVIDE_BY_ZERO] Division by zero.", "me") is None
+    moved = "[USER_RAISED_EXCEPTION] lakeplan: s.wide changed after this run read its inputs (at snapshot 6)"
+    assert after_failure(query, GROUP, moved, "me").startswith("s.wide was changed by the run of Spark application")
+
+
+def test_a_lock_never_granted_names_the_table_and_how_it_clears():
+    sentence = after_failure(lambda statement: [], "merge into s.t as x using v on true",
+                             "CommitFailedException: Timed out after 120000 ms waiting for lock on s.t", "me")
+    assert sentence.startswith("s.t stayed locked by another process for 120 s, so this run wrote nothing to it.")
+
+
+class Commits:
+    """A metadata commit that fails with each of `errors` in turn, then commits."""
+
+    def __init__(self, *errors: str):
+        self.errors, self.calls = list(errors), 0
+
+    def __call__(self):
+        self.calls += 1
+        if self.errors:
+            raise RuntimeError(self.errors.pop(0))
+
+
+REFRESH = "org.apache.iceberg.exceptions.CommitFailedException: Table metadata refresh is required"
+
+
+def test_a_metadata_commit_is_sent_again_while_other_commits_meet_it_and_no_more_than_its_attempts():
+    met_twice = Commits(REFRESH, REFRESH)
+    metadata_commit(met_twice, waits=(0, 0))
+    assert met_twice.calls == 3
+    always = Commits(*[REFRESH] * 5)
+    with pytest.raises(RuntimeError, match="metadata refresh is required"):  # the last attempt's error
+        metadata_commit(always, waits=(0, 0))
+    assert always.calls == 3
+    for error in ["[TABLE_OR_VIEW_NOT_FOUND] The table `t` cannot be found.",
+                  "CommitFailedException: Timed out after 120000 ms waiting for lock on s.t"]:
+        other = Commits(error, REFRESH)
+        with pytest.raises(RuntimeError, match=re.escape(error)):  # no conflict, or one waited for long enough
+            metadata_commit(other, waits=(0, 0))
+        assert other.calls == 1
