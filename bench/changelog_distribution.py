@@ -8,7 +8,7 @@ table, in the same run:
 Figures: `dbt run` wall time of each model (full load, then the same changes again), and the Exchanges and
 shuffle bytes of the query that feeds each MERGE (read from Spark's executed plan).
 
-  .venv/bin/python bench/changelog_distribution.py [--keys 1000000] [--versions 4] [--repeats 3] | --smoke
+  python bench/changelog_distribution.py [--keys 1000000] [--versions 4] [--repeats 3] | --smoke
 """
 
 from __future__ import annotations

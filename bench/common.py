@@ -1,5 +1,7 @@
 """What every lakeplan benchmark shares: the Spark session, dbt runs in-process, physical-plan figures read
-from Spark's own metrics, medians, and the recorded results (bench/results/<name>.json, .md, .png)."""
+from Spark's own metrics, medians, and the recorded results (bench/results/<name>.json, .md, .png). Each runs in the
+activated venv (`source .venv/bin/activate`, or `make bench BENCH=<name>`), whose environment names Spark's settings,
+dbt's profiles and the example's data."""
 
 from __future__ import annotations
 
@@ -35,6 +37,9 @@ def arguments(doc: str, argv: list[str] | None, **sizes: tuple) -> argparse.Name
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat, nothing recorded")
     args = parser.parse_args(argv)
+    if "SPARK_CONF_DIR" not in os.environ:  # else Spark starts without Iceberg, and dbt looks for ~/.dbt's profiles
+        raise SystemExit("lakeplan's benchmarks run in the activated venv: `source .venv/bin/activate` first, or run "
+                         "`make bench BENCH=<name> BENCH_ARGS='...'`.")
     if args.smoke:
         for name, (_, smoke) in sizes.items():
             setattr(args, name, smoke)

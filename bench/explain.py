@@ -13,7 +13,7 @@ tables, as when a user explains a change: upserts plan their MERGE, every state 
 gives `main` a copy of the example built already instead (`project`, `built_schema`: the TPC-H benchmark's build), so
 the example is built once.
 
-  .venv/bin/python bench/explain.py [--repeats 3] | --smoke
+  python bench/explain.py [--repeats 3] | --smoke
 """
 
 from __future__ import annotations

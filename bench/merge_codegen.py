@@ -7,7 +7,7 @@ are taken from dbt's log and replayed in the benchmark's Spark session with `spa
 false in turn, on the same table and the same change (replaying a change leaves the same rows: every column is
 last_non_null). Per statement and setting: the MERGE's seconds in each repeat, and the median.
 
-  .venv/bin/python bench/merge_codegen.py [--keys 1000000] [--change 0.01] [--repeats 3] [--full-repeats 1]
+  python bench/merge_codegen.py [--keys 1000000] [--change 0.01] [--repeats 3] [--full-repeats 1]
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ for the rest (every member reads one). Figures, each in a fresh Python process (
   parse        `dbt parse --no-partial-parse` without the plugin (plugins/ off sys.path: the parse the post-processing
                process times before it post-processes), and with it, cache removed (cold) and as a later run finds it
 
-  .venv/bin/python bench/plugin_overhead.py [--models 2000] [--groups 200] [--repeats 3] | --smoke
+  python bench/plugin_overhead.py [--models 2000] [--groups 200] [--repeats 3] | --smoke
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ dbt builds a fact table (ROWS rows over KEYS keys) and a dimension (KEYS rows) t
 JOIN on k run to the end over each pair. Figures per query: wall time, Exchanges in the final plan, bytes the
 shuffles wrote (Spark's metrics).
 
-  .venv/bin/python bench/prekeyed.py [--rows 20000000] [--keys 2000000] [--repeats 3] | --smoke
+  python bench/prekeyed.py [--rows 20000000] [--keys 2000000] [--repeats 3] | --smoke
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ bench/work/tree-<commit> and set up there once (`make setup`, a few minutes).
 The figure per workload is the median of the per-pair ratios head / base; the tables both sides leave are
 compared after every pair (they must hold the same rows).
 
-  .venv/bin/python bench/revision_ab.py --base 3d91392 [--keys 100000 1000000] [--changelog-keys 500000] [--pairs 2]
+  python bench/revision_ab.py --base 3d91392 [--keys 100000 1000000] [--changelog-keys 500000] [--pairs 2]
       [--only 'changelog member']   (the workloads whose name holds it; recorded as revision_ab_<it>.json/.md)
   --smoke: tiny sizes (2 members), one pair, both sides in this process and checkout, nothing recorded (run by the tests)
 """

@@ -8,7 +8,7 @@ Spark started on that catalog's settings, then timed in-process, the JVM start e
                 keys (one lakeplan MERGE per run); the median run
 Needs `make catalog-up`; the embedded catalog is one of its own under bench/work/.
 
-  .venv/bin/python bench/shared_catalog.py [--keys 100000] [--updates 5] [--repeats 3] | --smoke
+  python bench/shared_catalog.py [--keys 100000] [--updates 5] [--repeats 3] | --smoke
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
                         for figure in ("build", "small_update")} for catalog in CATALOGS}
     rows = [[figure, f"{median['embedded'][figure]:.2f}", f"{median['shared'][figure]:.2f}",
              f"{median['shared'][figure] / median['embedded'][figure]:.2f}x"] for figure in ("build", "small_update")]
-    command = "make catalog-up && .venv/bin/python bench/shared_catalog.py " + " ".join(argv or sys.argv[1:])
+    command = "make catalog-up && python bench/shared_catalog.py " + " ".join(argv or sys.argv[1:])
     summary = (f"Shared vs embedded catalog (median of {args.repeats} repeats, seconds; {args.keys} keys, "
                f"{args.updates} small updates per repeat)\n\n"
                + markdown_table(["figure", "embedded (local)", "shared (team)", "shared / embedded"], rows)

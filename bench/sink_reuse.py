@@ -13,7 +13,7 @@ Figures per run: wall time, snapshots created, bytes written (Iceberg snapshot s
 holds what the hand-written statement's table holds after the same phase (a checksum of every column with its
 key; the `rules` variant is compared after the initial load only: its update adds, keeps the least, ...).
 
-  .venv/bin/python bench/sink_reuse.py [--keys 100000 1000000] [--members 10] [--vary-members 2 5 10 20]
+  python bench/sink_reuse.py [--keys 100000 1000000] [--members 10] [--vary-members 2 5 10 20]
       [--vary-keys 20000] [--variants lakeplan bare separate handwritten] [--repeats 3] [--record-as NAME]
   make bench (all sizes) / --smoke (tiny, no warm-up runs; run by the tests)
 """

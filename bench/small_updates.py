@@ -17,7 +17,7 @@ of each column with its key). After the runs, c's and d's full scan against the 
 Then `auto` against forced copy-on-write and forced merge-on-read at change fractions (--fractions): three
 targets fed the same batches, each compacted (untimed) before every batch so that they start alike.
 
-  .venv/bin/python bench/small_updates.py [--keys 1000000] [--runs 20] [--change 0.01]
+  python bench/small_updates.py [--keys 1000000] [--runs 20] [--change 0.01]
       [--fractions 0.0001 0.01 0.1 0.5] [--repeats 3] [--record-as small_updates]
   --keys 1000000 3000000 --changed-keys 10000 --variants de: the same number of changed keys at each size, and a
       table of how each variant's run grows with the table (the cost follows the change)

@@ -10,7 +10,7 @@
                  of what Spark does here.
 Both read the TPC-H parquet of scale factor SF (written by tpchgen-cli on first use).
 
-  .venv/bin/python bench/tpch_e2e.py [--sf 1] [--repeats 3] | --smoke
+  python bench/tpch_e2e.py [--sf 1] [--repeats 3] | --smoke
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ checkout (`--old-macros`, e.g. a worktree of main), in an order that turns each 
 Per run and variant: dbt's wall time, the target's own time, the MERGE's time, the statements the write sent (from the
 project's dbt log) and a checksum of the table (all three must hold the same rows).
 
-  .venv/bin/python bench/write_overhead.py --old-macros /path/to/main/macros [--keys 100000] [--runs 3]
+  python bench/write_overhead.py --old-macros /path/to/main/macros [--keys 100000] [--runs 3]
 """
 
 from __future__ import annotations
