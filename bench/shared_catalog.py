@@ -27,7 +27,8 @@ HOMES = {"embedded": WORK / "embedded_home", "shared": ROOT / ".lakeplan"}
 CATALOGS = {"embedded": HOMES["embedded"] / "spark-conf", "shared": HOMES["shared"] / "catalog" / "spark-conf"}
 TARGETS = {"embedded": "local", "shared": "team"}
 SMALL_UPDATE = {  # the target's one member: every key once, then 0.1% of them with a new value per round
-    "models/updated.yml": "version: 2\nmodels:\n  - name: updated\n    config: {unique_key: k}\n",
+    "models/updated.yml": "version: 2\nmodels:\n  - name: updated\n    config: {unique_key: k}\n    columns:\n"
+                          "      - {name: k, data_type: bigint}\n      - {name: v, data_type: bigint}\n",
     "models/updated.sql": "{{ partial_update_target() }}",
     "models/changes.sql": "{{ config(partial_update_target='updated') }}\n"
                           "select id as k, {{ var('round') }} as v from range({{ var('keys') }})\n"
