@@ -66,7 +66,7 @@ def measure(catalog: str, project, keys: int, updates: int) -> dict:
     return {"catalog": catalog, **json.loads(lines[-1][len("RESULT "):])}
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> dict:
     args = arguments(__doc__, argv, keys=(100_000, 2_000), updates=(5, 1))
     if subprocess.run([str(ROOT / "scripts" / "catalog.sh"), "status"]).returncode != 0:
         raise SystemExit("the shared catalog is not running: run `make catalog-up` first.")
@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         record("shared_catalog", {"runs": runs, "median": median, "command": command}, summary)
     else:
         print(summary)
+    return {"runs": runs, "median": median}
 
 
 if __name__ == "__main__":
