@@ -36,7 +36,7 @@
         {%- if error -%}{%- do unrecorded.append('`' ~ sql ~ '` (' ~ error.rstrip('.') ~ ')') -%}{%- endif -%}
     {%- endfor -%}
     {%- if unrecorded -%}
-        {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '`\'s write landed in ' ~ relation
+        {%- do adapter.lakeplan_stop('`' ~ model.name ~ '`\'s write landed in ' ~ relation
             ~ (' (snapshot ' ~ written ~ ')' if written is not none else '') ~ ', but other runs\' commits to '
             ~ relation ~ ' kept lakeplan from recording it, so these were not made: ' ~ unrecorded | join('; ')
             ~ '. Fix: once no other run writes ' ~ relation ~ ', run them in that order, before `' ~ model.name

@@ -384,6 +384,14 @@ def commit_metadata(adapter, sql: str, told: bool = False) -> str | None:
     return None
 
 
+def stop(adapter, sentence: str) -> None:
+    """Stops the model with `sentence`, shown as a write's other failures are (a beaten write, Spark's own): a
+    `Runtime Error`, not the `Compilation Error` of Jinja's raise_compiler_error, for what went wrong while it ran."""
+    from dbt_common.exceptions import DbtRuntimeError
+
+    raise DbtRuntimeError(sentence)
+
+
 def install() -> None:
     """Replaces dbt-spark's quoting, missing-column comparison and query column types, adds `lakeplan_attempt`, wraps
     its relation listing, its error handler and its opening of a connection, once per process."""
@@ -407,8 +415,10 @@ def install() -> None:
     SparkAdapter.get_column_schema_from_query = query_columns
     SparkAdapter.lakeplan_attempt = attempt
     SparkAdapter.lakeplan_commit_metadata = commit_metadata
+    SparkAdapter.lakeplan_stop = stop
     # what Jinja's `adapter` may call
-    SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt", "lakeplan_commit_metadata"}
+    SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt", "lakeplan_commit_metadata",
+                                                           "lakeplan_stop"}
 
     def build_spark_relation_list(self, row_list, relation_info_func):
         def information(row):

@@ -111,7 +111,8 @@ def test_a_landed_write_whose_tag_meets_another_commit_is_landed_and_tags_its_ow
 def test_a_landed_write_whose_records_stay_unmade_is_told_naming_the_table_and_the_statements(reader, dbt_run,
                                                                                               tmp_path):
     """Another commit before each of the tag's 10 attempts: the run stops with one sentence naming the target, the
-    write's snapshot and the tag statement to run; the write stays (no stack trace, no Iceberg message alone)."""
+    write's snapshot and the tag statement to run, shown as a failure of the run (dbt's `Runtime Error`, as a beaten
+    write's sentence), not a `Compilation Error`; the write stays (no stack trace, no Iceberg message alone)."""
     landed, said, read, written = run_between(
         reader, dbt_run, tmp_path, "unmade", 10,
         f"alter table {TARGET} set tblproperties ('lakeplan.test.between' = '{{n}}')")
@@ -123,6 +124,7 @@ def test_a_landed_write_whose_records_stay_unmade_is_told_naming_the_table_and_t
                      "`totals` runs again.", " ".join(said.split()))
     assert told, said[-4000:]
     assert "\tat " not in said and "Traceback" not in said
+    assert "Runtime Error in model totals" in said and "Compilation Error" not in said
     assert read["spent"] == [{"spent": 30}] and read["tags"] == []  # the write landed; its tag was not made
 
 
@@ -136,3 +138,4 @@ def test_a_landed_write_whose_stale_tag_drop_meets_another_commit_is_landed_and_
     [tag] = read["tags"]  # the first run's is gone
     assert tag["name"].startswith("lakeplan_applied_") and tag["snapshot_id"] == written
     assert read["spent"] == [{"spent": 60}] and {"key": "lakeplan.test.between", "value": "yes"} in read["properties"]
+
