@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.concurrency.harness import SparkSql, release, start_at_barrier
+from tests.concurrency.harness import release, start_at_barrier
 from tests.conftest import REPO, write_files
 from tests.integration.test_overlapping_runs import FILES, dbt_process
 
@@ -91,14 +91,6 @@ class UnlockGate:
         self.holder.stdin.close()
         self.holder.wait(timeout=60)
         self.sql("drop trigger if exists lakeplan_test_gate on hive_locks; drop function if exists lakeplan_test_gate;")
-
-
-@pytest.fixture(scope="module")
-def reader(shared_catalog, tmp_path_factory):
-    """One Spark process on the shared catalog for the setup and every read (an application of its own)."""
-    sql = SparkSql(shared_catalog, tmp_path_factory.mktemp("reader") / "spark_sql.log")
-    yield sql
-    sql.close()
 
 
 @pytest.fixture(scope="module")

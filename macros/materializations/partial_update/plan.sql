@@ -187,6 +187,10 @@
         {%- endif -%}
         {%- if step.unwritten -%}
             {%- do lakeplan.lakeplan_main_without_write(step.sql, step.unwritten) -%}
+        {%- elif step.branch -%}
+            {#- main's fast-forward: sent again while another run's metadata-only commit meets it -#}
+            {%- set result = adapter.lakeplan_fast_forward(step.sql) -%}
+            {%- do store_result('main', response=result[0], agate_table=result[1]) -%}
         {%- elif step.name -%}
             {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
         {%- else -%}
