@@ -12,7 +12,7 @@
 {% endmacro %}
 
 {#- `relation`'s main before a write to it, where the write's own snapshot is looked for after it (none: no table
-    yet, every snapshot is after it). -#}
+    yet, every snapshot is after it; dbt's relations as the run began know of every table but this run's own). -#}
 {% macro lakeplan_main_head(relation) %}
     {%- if load_relation(relation) is none -%}{{ return(none) }}{%- endif -%}
     {%- set rows = run_query('select snapshot_id from ' ~ relation ~ ".refs where name = 'main'").rows -%}
@@ -31,14 +31,15 @@
         {{ return({'snapshot': rows[0][0] if rows else none, 'candidates': []}) }}
     {%- endif -%}
     {%- set application = run_query('set spark.app.id').rows[0][1] -%}
-    {%- set parents, own, candidates = {}, [], [] -%}
-    {%- set rows = run_query('select snapshot_id, parent_id, ' ~ "summary['spark.app.id'] = "
-        ~ lakeplan.lakeplan_string_literal(application) ~ ' from ' ~ relation ~ '.snapshots').rows -%}
+    {%- set parents, own, candidates, walk = {}, [], [], namespace(at=none) -%}
+    {%- set rows = run_query('select s.snapshot_id, s.parent_id, ' ~ "s.summary['spark.app.id'] = "
+        ~ lakeplan.lakeplan_string_literal(application) ~ ', r.name is not null from ' ~ relation ~ '.snapshots as s '
+        ~ 'left join ' ~ relation ~ ".refs as r on r.name = 'main' and r.snapshot_id = s.snapshot_id").rows -%}
     {%- for row in rows -%}
         {%- do parents.update({row[0]: row[1]}) -%}
         {%- if row[2] -%}{%- do own.append(row[0]) -%}{%- endif -%}
+        {%- if row[3] -%}{%- set walk.at = row[0] -%}{%- endif -%}
     {%- endfor -%}
-    {%- set walk = namespace(at=lakeplan.lakeplan_main_head(relation)) -%}
     {%- for _ in rows -%}
         {%- if walk.at is not none and walk.at != start -%}
             {%- if walk.at in own -%}{%- do candidates.append(walk.at) -%}{%- endif -%}
