@@ -23,12 +23,12 @@
     application alone, which every session of the one Thrift Server shares: through its own `branch`, the branch's
     head (main was fast-forwarded to it; the branch is removed only after); straight to main, the one snapshot of
     this application on main since `start` (main before the write). `candidates` holds more than one where another
-    session of the application committed there too: which is the write's cannot be told, and `snapshot` is none. -#}
+    session of the application committed there too: which is the write's cannot be told, and `id` is none. -#}
 {% macro lakeplan_written_snapshot(relation, start, branch) %}
     {%- if branch -%}
         {%- set rows = run_query('select snapshot_id from ' ~ relation ~ '.refs where name = '
             ~ lakeplan.lakeplan_string_literal(branch)).rows -%}
-        {{ return({'snapshot': rows[0][0] if rows else none, 'candidates': []}) }}
+        {{ return({'id': rows[0][0] if rows else none, 'candidates': []}) }}
     {%- endif -%}
     {%- set application = run_query('set spark.app.id').rows[0][1] -%}
     {%- set parents, own, candidates, walk = {}, [], [], namespace(at=none) -%}
@@ -46,7 +46,7 @@
             {%- set walk.at = parents.get(walk.at) -%}
         {%- endif -%}
     {%- endfor -%}
-    {{ return({'snapshot': candidates[0] if candidates | length == 1 else none, 'candidates': candidates}) }}
+    {{ return({'id': candidates[0] if candidates | length == 1 else none, 'candidates': candidates}) }}
 {% endmacro %}
 
 {#- Runs `statements`, lakeplan's records of the write that has just landed in `relation`, in order; returns them as
@@ -56,19 +56,19 @@
 {% macro lakeplan_record_after_write(relation, statements, start=none, branch=none) %}
     {%- set marker = lakeplan.lakeplan_written_snapshot_marker() -%}
     {%- set written = lakeplan.lakeplan_written_snapshot(relation, start, branch) if marker in statements | join('\n')
-        else {'snapshot': none, 'candidates': []} -%}
+        else {'id': none, 'candidates': []} -%}
     {%- set untold = lakeplan.lakeplan_unknown_write_reason(relation, written.candidates) -%}
     {%- set ran, unrecorded = [], [] -%}
     {%- for statement in statements -%}
         {%- set sql = statement if untold else statement | replace(' as of version ' ~ marker,
-            '' if written.snapshot is none else ' as of version ' ~ written.snapshot) -%}
+            '' if written.id is none else ' as of version ' ~ written.id) -%}
         {%- do ran.append(sql) -%}
         {%- set error = untold if untold and marker in sql else adapter.lakeplan_commit_metadata(sql, told=true) -%}
         {%- if error -%}{%- do unrecorded.append('`' ~ sql ~ '` (' ~ error.rstrip('.') ~ ')') -%}{%- endif -%}
     {%- endfor -%}
     {%- if unrecorded -%}
         {%- do adapter.lakeplan_stop('`' ~ model.name ~ '`\'s write landed in ' ~ relation
-            ~ (' (snapshot ' ~ written.snapshot ~ ')' if written.snapshot is not none else '') ~ ', but other runs\' '
+            ~ (' (snapshot ' ~ written.id ~ ')' if written.id is not none else '') ~ ', but other runs\' '
             ~ 'commits to ' ~ relation ~ ' kept lakeplan from recording it, so these were not made: '
             ~ unrecorded | join('; ') ~ '. Fix: once no other run writes ' ~ relation ~ ', run them in that order'
             ~ (', with the write\'s own snapshot in place of ' ~ marker if untold else '') ~ ', before `'
