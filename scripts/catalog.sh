@@ -9,9 +9,10 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-home="$repo/.lakeplan/catalog"
+# LAKEPLAN_CATALOG_HOME / LAKEPLAN_CATALOG_SETTINGS: another catalog than the clone's (a test's fresh one)
+home="${LAKEPLAN_CATALOG_HOME:-$repo/.lakeplan/catalog}"
 data="$home/pgdata"
-settings="$repo/profiles/shared-catalog.conf"
+settings="${LAKEPLAN_CATALOG_SETTINGS:-$repo/profiles/shared-catalog.conf}"
 url_port='s|^spark.hadoop.javax.jdo.option.ConnectionURL .*jdbc:postgresql://127.0.0.1:\([0-9]*\)/.*|\1|p'
 port=$(sed -n "$url_port" "$settings")
 jdbc_jar=/usr/share/java/postgresql.jar
@@ -49,15 +50,18 @@ sql() {  # database, statement: as PostgreSQL's superuser
   psql_as postgres "$1" -tAc "$2"
 }
 
-# DataNucleus creates the metastore's own tables on a process's first use; several processes starting at once on an
-# empty database would race to create them, so one Spark session creates them here, once.
+# The metastore's WHOLE schema is created here, once, by one Spark session with DataNucleus's autoCreateAll on, which
+# makes every kind of object a user makes and drops them again. Every other process runs with autoCreateAll off
+# (profiles/shared-catalog.conf): left on, the first Hive table or view of a fresh catalog made DataNucleus add a
+# missing foreign key (ALTER TABLE "TBL_PRIVS") on a second connection of the JVM whose first connection holds the
+# table's open transaction: a wait PostgreSQL cannot see as a deadlock, so that process and every other hung for good.
 create_metastore_tables() {
-  [ "$(sql lakeplan_metastore "select 1 from pg_tables where tablename = 'DBS'")" = 1 ] && return
+  [ "$(sql lakeplan_metastore "select 1 from pg_tables where tablename = 'lakeplan_schema_complete'")" = 1 ] && return
   echo "lakeplan catalog: creating the metastore's tables (one Spark session, about a minute)"
   local log="$home/run/create-tables.log"
-  SPARK_CONF_DIR="$home/spark-conf" "$repo/.venv/bin/python" -c 'from pyspark.sql import SparkSession
-SparkSession.builder.enableHiveSupport().getOrCreate().sql("show databases")' >"$log" 2>&1 ||
+  SPARK_CONF_DIR="$home/spark-conf" "$repo/.venv/bin/python" "$repo/scripts/metastore_schema.py" >"$log" 2>&1 ||
     fail "creating the metastore's tables failed; see $log."
+  psql_as lakeplan lakeplan_metastore -c 'create table lakeplan_schema_complete ()'
 }
 
 init() {
