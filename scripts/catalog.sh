@@ -73,6 +73,17 @@ init() {
     fail "initdb of $data failed (see above)."
 }
 
+# Spark reaches the catalog over TCP, psql here over this folder's socket: another clone's PostgreSQL on the port (same
+# role and database, trust) would be used in silence, so the server on the port must be this folder's.
+serving_data() {  # the data folder of the PostgreSQL answering on 127.0.0.1:$port; empty where none answers
+  as_owner "$bin/psql" -X -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc 'show data_directory' 2>/dev/null || true
+}
+
+refuse_other_server() {
+  fail "the PostgreSQL on 127.0.0.1:$port is not this clone's (its data: $1; this clone's: $data):" \
+    "choose a free port in the ConnectionURL of $settings (docs/team.md) and rerun."
+}
+
 up() {
   mkdir -p "$home"
   # two test workers (pytest-xdist) starting it at once: one starts, one waits. The server must not inherit the lock's
@@ -82,11 +93,16 @@ up() {
   [ -n "$port" ] || fail "no jdbc:postgresql://127.0.0.1:<port>/ URL in $settings."
   ensure_jdbc_driver
   init
+  local serving
   if ! as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+    serving=$(serving_data)
+    [ -z "$serving" ] || refuse_other_server "$serving"
     as_owner "$bin/pg_ctl" -D "$data" -l "$home/run/postgresql.log" -w -t 60 \
         -o "-p $port -k $home/run -c listen_addresses=127.0.0.1" start >/dev/null 9>&- ||
       fail "PostgreSQL did not start on 127.0.0.1:$port; see $home/run/postgresql.log (is the port taken?)."
   fi
+  serving=$(serving_data)
+  [ "$serving" = "$data" ] || [ "$serving" = "$(cd "$data" && pwd -P)" ] || refuse_other_server "${serving:-none answers}"
   [ "$(sql postgres "select 1 from pg_roles where rolname = 'lakeplan'")" = 1 ] ||
     sql postgres "create role lakeplan login password 'lakeplan'"
   [ "$(sql postgres "select 1 from pg_database where datname = 'lakeplan_metastore'")" = 1 ] ||

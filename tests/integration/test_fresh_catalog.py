@@ -119,3 +119,21 @@ def test_a_spark_session_leaves_no_metastore_transaction_open_after_hive_ddl(fre
     finally:
         spark.process.kill()
 
+
+def test_up_refuses_another_clones_postgresql_on_its_port(fresh_catalog):
+    """Another clone's catalog (here: this module's) holds the port the settings name: `up` stops in one sentence
+    instead of using that PostgreSQL (same role and database, trust) in silence."""
+    _, port = fresh_catalog
+    root = REPO / ".lakeplan" / "other-clone-test"
+    stop(root)
+    root.mkdir(parents=True)
+    try:
+        (root / "shared-catalog.conf").write_text(on_port(port))
+        refused = catalog_up(root / "catalog", root / "shared-catalog.conf")
+    finally:
+        stop(root)
+    assert refused.returncode != 0
+    assert (f"lakeplan catalog: the PostgreSQL on 127.0.0.1:{port} is not this clone's (its data: "
+            f"{REPO}/.lakeplan/fresh-catalog-test/catalog/pgdata; this clone's: {root}/catalog/pgdata): choose a free "
+            f"port in the ConnectionURL of {root}/shared-catalog.conf (docs/team.md) and rerun.") in refused.stderr, \
+        refused.stdout + refused.stderr
