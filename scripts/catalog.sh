@@ -102,7 +102,8 @@ up() {
       fail "PostgreSQL did not start on 127.0.0.1:$port; see $home/run/postgresql.log (is the port taken?)."
   fi
   serving=$(serving_data)
-  [ "$serving" = "$data" ] || [ "$serving" = "$(cd "$data" && pwd -P)" ] || refuse_other_server "${serving:-none answers}"
+  [ "$serving" = "$data" ] || [ "$serving" = "$(cd "$data" && pwd -P)" ] ||
+    refuse_other_server "${serving:-none answers}"
   [ "$(sql postgres "select 1 from pg_roles where rolname = 'lakeplan'")" = 1 ] ||
     sql postgres "create role lakeplan login password 'lakeplan'"
   [ "$(sql postgres "select 1 from pg_database where datname = 'lakeplan_metastore'")" = 1 ] ||
