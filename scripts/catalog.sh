@@ -50,8 +50,8 @@ sql() {  # database, statement: as PostgreSQL's superuser
   psql_as postgres "$1" -tAc "$2"
 }
 
-# The metastore's WHOLE schema is created here, once, by one Spark session with DataNucleus's autoCreateAll on, which
-# makes every kind of object a user makes and drops them again. Every other process runs with autoCreateAll off
+# The metastore's WHOLE schema is created here, once, by one Spark session with DataNucleus's autoCreateAll on
+# (scripts/metastore_schema.py: every mapped class read outside a transaction, then every kind of object made). Every other process runs with autoCreateAll off
 # (profiles/shared-catalog.conf): left on, the first Hive table or view of a fresh catalog made DataNucleus add a
 # missing foreign key (ALTER TABLE "TBL_PRIVS") on a second connection of the JVM whose first connection holds the
 # table's open transaction: a wait PostgreSQL cannot see as a deadlock, so that process and every other hung for good.
