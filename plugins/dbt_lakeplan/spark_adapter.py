@@ -334,8 +334,9 @@ def _condense_fetch_errors(fetch):
 
 
 def _refuse_a_held_metastore(open_connection):
-    """A session connection opens only where no other process holds the embedded catalog's metastore: asked while
-    no JVM runs in this process (once one does, its session has the metastore)."""
+    """A session connection opens only where no other process holds the embedded catalog's metastore and a shared
+    catalog's database answers: asked while no JVM runs in this process (once one does, its session has the
+    metastore)."""
 
     def open(cls, connection):
         from dbt_common.exceptions import DbtRuntimeError
@@ -343,9 +344,10 @@ def _refuse_a_held_metastore(open_connection):
         if getattr(connection.credentials, "method", None) == "session" and _spark_context(connection) is None:
             parameters = getattr(connection.credentials, "server_side_parameters", None) or {}
             conf_dir = parameters.get(CONF_DIR_SETTING) or os.environ.get("SPARK_CONF_DIR")  # the target's (team)
-            held = metastore_lock.metastore_in_use(conf_dir, Path.cwd(), os.getpid())
-            if held:
-                raise DbtRuntimeError(held)
+            refused = (metastore_lock.metastore_in_use(conf_dir, Path.cwd(), os.getpid())
+                       or metastore_lock.shared_catalog_down(conf_dir))
+            if refused:
+                raise DbtRuntimeError(refused)
         return open_connection(cls, connection)
 
     open.lakeplan = True
