@@ -9,9 +9,10 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-home="$repo/.lakeplan/catalog"
+# LAKEPLAN_CATALOG_HOME / LAKEPLAN_CATALOG_SETTINGS: another catalog than the clone's (a test's fresh one)
+home="${LAKEPLAN_CATALOG_HOME:-$repo/.lakeplan/catalog}"
 data="$home/pgdata"
-settings="$repo/profiles/shared-catalog.conf"
+settings="${LAKEPLAN_CATALOG_SETTINGS:-$repo/profiles/shared-catalog.conf}"
 url_port='s|^spark.hadoop.javax.jdo.option.ConnectionURL .*jdbc:postgresql://127.0.0.1:\([0-9]*\)/.*|\1|p'
 port=$(sed -n "$url_port" "$settings")
 jdbc_jar=/usr/share/java/postgresql.jar
@@ -49,15 +50,18 @@ sql() {  # database, statement: as PostgreSQL's superuser
   psql_as postgres "$1" -tAc "$2"
 }
 
-# DataNucleus creates the metastore's own tables on a process's first use; several processes starting at once on an
-# empty database would race to create them, so one Spark session creates them here, once.
+# The metastore's WHOLE schema is created here, once, by one Spark session with DataNucleus's autoCreateAll on
+# (scripts/metastore_schema.py: every mapped class read outside a transaction, then every kind of object made). Every other process runs with autoCreateAll off
+# (profiles/shared-catalog.conf): left on, the first Hive table or view of a fresh catalog made DataNucleus add a
+# missing foreign key (ALTER TABLE "TBL_PRIVS") on a second connection of the JVM whose first connection holds the
+# table's open transaction: a wait PostgreSQL cannot see as a deadlock, so that process and every other hung for good.
 create_metastore_tables() {
-  [ "$(sql lakeplan_metastore "select 1 from pg_tables where tablename = 'DBS'")" = 1 ] && return
+  [ "$(sql lakeplan_metastore "select 1 from pg_tables where tablename = 'lakeplan_schema_complete'")" = 1 ] && return
   echo "lakeplan catalog: creating the metastore's tables (one Spark session, about a minute)"
   local log="$home/run/create-tables.log"
-  SPARK_CONF_DIR="$home/spark-conf" "$repo/.venv/bin/python" -c 'from pyspark.sql import SparkSession
-SparkSession.builder.enableHiveSupport().getOrCreate().sql("show databases")' >"$log" 2>&1 ||
+  SPARK_CONF_DIR="$home/spark-conf" "$repo/.venv/bin/python" "$repo/scripts/metastore_schema.py" >"$log" 2>&1 ||
     fail "creating the metastore's tables failed; see $log."
+  psql_as lakeplan lakeplan_metastore -c 'create table lakeplan_schema_complete ()'
 }
 
 init() {
@@ -69,6 +73,17 @@ init() {
     fail "initdb of $data failed (see above)."
 }
 
+# Spark reaches the catalog over TCP, psql here over this folder's socket: another clone's PostgreSQL on the port (same
+# role and database, trust) would be used in silence, so the server on the port must be this folder's.
+serving_data() {  # the data folder of the PostgreSQL answering on 127.0.0.1:$port; empty where none answers
+  as_owner "$bin/psql" -X -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc 'show data_directory' 2>/dev/null || true
+}
+
+refuse_other_server() {
+  fail "the PostgreSQL on 127.0.0.1:$port is not this clone's (its data: $1; this clone's: $data):" \
+    "choose a free port in the ConnectionURL of $settings (docs/team.md) and rerun."
+}
+
 up() {
   mkdir -p "$home"
   # two test workers (pytest-xdist) starting it at once: one starts, one waits. The server must not inherit the lock's
@@ -78,11 +93,17 @@ up() {
   [ -n "$port" ] || fail "no jdbc:postgresql://127.0.0.1:<port>/ URL in $settings."
   ensure_jdbc_driver
   init
+  local serving
   if ! as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+    serving=$(serving_data)
+    [ -z "$serving" ] || refuse_other_server "$serving"
     as_owner "$bin/pg_ctl" -D "$data" -l "$home/run/postgresql.log" -w -t 60 \
         -o "-p $port -k $home/run -c listen_addresses=127.0.0.1" start >/dev/null 9>&- ||
       fail "PostgreSQL did not start on 127.0.0.1:$port; see $home/run/postgresql.log (is the port taken?)."
   fi
+  serving=$(serving_data)
+  [ "$serving" = "$data" ] || [ "$serving" = "$(cd "$data" && pwd -P)" ] ||
+    refuse_other_server "${serving:-none answers}"
   [ "$(sql postgres "select 1 from pg_roles where rolname = 'lakeplan'")" = 1 ] ||
     sql postgres "create role lakeplan login password 'lakeplan'"
   [ "$(sql postgres "select 1 from pg_database where datname = 'lakeplan_metastore'")" = 1 ] ||

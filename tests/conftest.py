@@ -263,6 +263,17 @@ def shared_catalog() -> Path:
     return REPO / ".lakeplan" / "catalog" / "spark-conf"
 
 
+
+@pytest.fixture(scope="module")
+def reader(shared_catalog, tmp_path_factory):
+    """One Spark process of its own on the shared catalog (tests/concurrency/harness.SparkSql) for a module's setup
+    and reads."""
+    from tests.concurrency.harness import SparkSql
+
+    sql = SparkSql(shared_catalog, tmp_path_factory.mktemp("reader") / "spark_sql.log")
+    yield sql
+    sql.close()
+
 def snapshots(spark, table: str) -> int:
     """How many Iceberg snapshots a table has (0 while it does not exist)."""
     if not spark.catalog.tableExists(table):

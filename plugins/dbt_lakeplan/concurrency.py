@@ -18,6 +18,15 @@ from typing import Callable
 CONFLICT = re.compile(r"Found conflicting files|CommitFailedException|Cannot commit\b|Cannot fast-forward"
                       r"|is not an ancestor of|waiting for lock on|metadata refresh is required"
                       r"|changed after this run read its inputs", re.IGNORECASE)
+# of those, the ones a fresh statement meets again (this run's data lost to another's, or was read before it):
+# never sent again
+BEATEN = re.compile(r"Found conflicting files|Cannot fast-forward|is not an ancestor of"
+                    r"|changed after this run read its inputs", re.IGNORECASE)
+# main's fast-forward to this run's branch that another run's commit met while it committed: Iceberg's own retry
+# fails at once (it keeps the metadata it was made on); a fresh statement meets a metadata-only commit (a tag, a
+# property) no more, and a moved main as BEATEN
+FAST_FORWARD_MET = re.compile(r"fast_forward\(.*?(CommitFailedException|metadata refresh is required)",
+                              re.IGNORECASE | re.DOTALL)
 LOCK_TIMEOUT = re.compile(r"Timed out after (\d+) ms waiting for lock on ([\w.`]+)")
 # the table a statement writes: lakeplan's commit marker (utils/commit_marker.sql), else its MERGE, INSERT or CREATE
 WRITTEN = re.compile(r"^-- lakeplan: commits the write of (\S+)$|merge\s+into\s+([^\s(]+)"
@@ -81,8 +90,8 @@ def metadata_commit(commit: Callable[[], object], waits: tuple = METADATA_COMMIT
             return
         except Exception as error:  # dbt's DbtRuntimeError, Spark's error as its cause
             said = f"{getattr(error, 'msg', error)} {error.__cause__ or ''}"
-            if not CONFLICT.search(said) or LOCK_TIMEOUT.search(said):  # a lock never granted waited long enough
-                raise
+            if not CONFLICT.search(said) or LOCK_TIMEOUT.search(said) or BEATEN.search(said):
+                raise  # a lock never granted waited long enough; a beaten write stays beaten
             time.sleep(wait)
     commit()
 
@@ -102,11 +111,14 @@ def own_pending(table: str, properties: dict, run: str) -> list[str]:
     return [f"alter table {table} unset tblproperties if exists ('{PENDING}')"]
 
 
-def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str) -> str | None:
+def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, again: bool = False) -> str | None:
     """After a failed statement (`raw`, Spark's whole error): this run's own branch or staging copy it names is
     removed; for a write another run's commit beat (or a lock never granted), also this run's pending record, and the
     sentence to show names the table and the Spark application of its last commit. `query` runs one statement on a
-    cursor of its own and returns its rows; a failure of these clean-ups leaves the sentence as it is."""
+    cursor of its own and returns its rows; a failure of these clean-ups leaves the sentence as it is. A fast-forward
+    of main that is sent `again` (FAST_FORWARD_MET) keeps all of them, for that attempt."""
+    if again and FAST_FORWARD_MET.search(f"{sql}\n{raw}") and not BEATEN.search(raw):
+        return None
     try:
         for statement in run_copies(sql):
             query(statement)

@@ -6,18 +6,23 @@ then stop with "Unable to instantiate org.apache.hadoop.hive.ql.metadata.Session
 the database nor the process. While Derby has a database open, it holds a POSIX lock on its `dbex.lck`, which
 /proc/locks lists with the holder's PID: read, never taken, so no lock of this process is touched (closing a file
 this process had locked would drop its JVM's lock).
+
+A shared catalog (a metastore database named in the settings) that does not answer made Spark retry for about 52 s
+and then stop with the same Hive sentence: its address is tried first, and a refusal is told naming it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 DERBY_HOME = re.compile(r"-Dderby\.system\.home=(\S+)")
 # a metastore database named in the settings (a shared catalog): not the embedded default
 CONNECTION_URL = re.compile(r"^\s*spark\.hadoop\.javax\.jdo\.option\.ConnectionURL\s", re.MULTILINE)
+SHARED_URL = re.compile(r"^\s*spark\.hadoop\.javax\.jdo\.option\.ConnectionURL\s+jdbc:\w+://([^/:\s]+):(\d+)/", re.M)
 PROC_LOCKS = Path("/proc/locks")
 JAVA = re.compile(r"^(?:\S*/)?java(?:\s|$)")
 
@@ -28,10 +33,15 @@ class Holder:
     command: str
 
 
+def spark_settings(conf_dir: str | None) -> str:
+    """The text of `conf_dir`'s spark-defaults.conf; empty where there is none."""
+    conf = Path(conf_dir or "") / "spark-defaults.conf"
+    return conf.read_text() if conf_dir and conf.is_file() else ""
+
+
 def embedded_metastore(conf_dir: str | None, cwd: Path) -> Path | None:
     """The Derby database the Spark settings in `conf_dir` (SPARK_CONF_DIR) open; None where they name another."""
-    conf = Path(conf_dir or "") / "spark-defaults.conf"
-    text = conf.read_text() if conf_dir and conf.is_file() else ""
+    text = spark_settings(conf_dir)
     if CONNECTION_URL.search(text):
         return None
     home = DERBY_HOME.search(text)
@@ -97,3 +107,19 @@ def metastore_in_use(conf_dir: str | None, cwd: Path, own_pid: int) -> str | Non
     database = embedded_metastore(conf_dir, cwd)
     holder = lock_holder(database, own_pid) if database else None
     return held_sentence(database, holder) if holder else None
+
+
+def shared_catalog_down(conf_dir: str | None, timeout_s: float = 5) -> str | None:
+    """The sentence for a shared catalog whose metastore database refuses a connection; None where it answers or the
+    settings name none."""
+    url = SHARED_URL.search(spark_settings(conf_dir))
+    if not url:
+        return None
+    host, port = url.group(1), int(url.group(2))
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError:
+        return (f"The shared catalog's metastore database at {host}:{port} (the ConnectionURL in {conf_dir}/"
+                f"spark-defaults.conf) does not answer, so Spark cannot open the catalog. Fix: start it with "
+                f"`make catalog-up` (or point that URL at a running PostgreSQL), then rerun.")
+    return None

@@ -178,6 +178,7 @@ def quote(identifier: object) -> str:
 
 
 _LAST_STATEMENT = threading.local()  # per dbt thread: the statement whose rows are being fetched
+_SENT_AGAIN = threading.local()  # per dbt thread: the statement running is sent again if another run's commit meets it
 
 
 def _condense_errors(handler):
@@ -224,7 +225,8 @@ def _lost_to_another_run(connection, sql: str, raw: str) -> str | None:
         return None
     from dbt_common.invocation import get_invocation_id
 
-    return concurrency.after_failure(lambda statement: _query(connection, statement), sql, raw, get_invocation_id())
+    return concurrency.after_failure(lambda statement: _query(connection, statement), sql, raw, get_invocation_id(),
+                                     again=getattr(_SENT_AGAIN, "on", False))
 
 
 def _statement_options(connection, options: dict, origin: str):
@@ -332,8 +334,9 @@ def _condense_fetch_errors(fetch):
 
 
 def _refuse_a_held_metastore(open_connection):
-    """A session connection opens only where no other process holds the embedded catalog's metastore: asked while
-    no JVM runs in this process (once one does, its session has the metastore)."""
+    """A session connection opens only where no other process holds the embedded catalog's metastore and a shared
+    catalog's database answers: asked while no JVM runs in this process (once one does, its session has the
+    metastore)."""
 
     def open(cls, connection):
         from dbt_common.exceptions import DbtRuntimeError
@@ -341,9 +344,10 @@ def _refuse_a_held_metastore(open_connection):
         if getattr(connection.credentials, "method", None) == "session" and _spark_context(connection) is None:
             parameters = getattr(connection.credentials, "server_side_parameters", None) or {}
             conf_dir = parameters.get(CONF_DIR_SETTING) or os.environ.get("SPARK_CONF_DIR")  # the target's (team)
-            held = metastore_lock.metastore_in_use(conf_dir, Path.cwd(), os.getpid())
-            if held:
-                raise DbtRuntimeError(held)
+            refused = (metastore_lock.metastore_in_use(conf_dir, Path.cwd(), os.getpid())
+                       or metastore_lock.shared_catalog_down(conf_dir))
+            if refused:
+                raise DbtRuntimeError(refused)
         return open_connection(cls, connection)
 
     open.lakeplan = True
@@ -384,6 +388,31 @@ def commit_metadata(adapter, sql: str, told: bool = False) -> str | None:
     return None
 
 
+def fast_forward(adapter, sql: str) -> tuple:
+    """main's fast-forward to this run's branch (a write of several groups), sent again while another run's
+    metadata-only commit (a tag, a property) meets it, as lakeplan's metadata commits are (concurrency.metadata_commit);
+    a main that another run moved beats it at once. Its response and rows: dbt's `main` result."""
+    results, attempts = [], iter(range(len(concurrency.METADATA_COMMIT_WAITS), -1, -1))
+
+    def attempt():
+        _SENT_AGAIN.on = next(attempts) > 0  # the last attempt's failure is told, and removes this run's branch
+        try:
+            results.append(adapter.execute(sql, auto_begin=False, fetch=True))
+        finally:
+            _SENT_AGAIN.on = False
+
+    concurrency.metadata_commit(attempt)
+    return results[-1]
+
+
+def stop(adapter, sentence: str) -> None:
+    """Stops the model with `sentence`, shown as a write's other failures are (a beaten write, Spark's own): a
+    `Runtime Error`, not the `Compilation Error` of Jinja's raise_compiler_error, for what went wrong while it ran."""
+    from dbt_common.exceptions import DbtRuntimeError
+
+    raise DbtRuntimeError(sentence)
+
+
 def install() -> None:
     """Replaces dbt-spark's quoting, missing-column comparison and query column types, adds `lakeplan_attempt`, wraps
     its relation listing, its error handler and its opening of a connection, once per process."""
@@ -407,8 +436,11 @@ def install() -> None:
     SparkAdapter.get_column_schema_from_query = query_columns
     SparkAdapter.lakeplan_attempt = attempt
     SparkAdapter.lakeplan_commit_metadata = commit_metadata
+    SparkAdapter.lakeplan_fast_forward = fast_forward
+    SparkAdapter.lakeplan_stop = stop
     # what Jinja's `adapter` may call
-    SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt", "lakeplan_commit_metadata"}
+    SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt", "lakeplan_commit_metadata",
+                                                           "lakeplan_fast_forward", "lakeplan_stop"}
 
     def build_spark_relation_list(self, row_list, relation_info_func):
         def information(row):

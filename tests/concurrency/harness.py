@@ -58,15 +58,25 @@ class SparkSql:
 
 def start_at_barrier(commands: list[list[str]], conf_dir: Path, barrier: Path, timeout: int = 900) -> list:
     """Starts every command (each error output into `<barrier>/<n>.log`), waits until each has touched
-    `<barrier>/ready-<n>` (Spark started, catalog open); returns the running processes."""
+    `<barrier>/ready-<n>` (Spark started, catalog open); returns the running processes. One that ends first, the
+    timeout or an interrupt stops every one of them before the failure is raised: the caller never gets them to
+    stop (a Python process's Spark JVM ends with it: py4j's gateway exits when its parent's pipe closes)."""
     barrier.mkdir(parents=True, exist_ok=True)
-    processes = [subprocess.Popen(command, env=environment(conf_dir), stdout=subprocess.PIPE, text=True,
-                                  stderr=(barrier / f"{n}.log").open("w")) for n, command in enumerate(commands)]
-    deadline = time.monotonic() + timeout
-    while len(list(barrier.glob("ready-*"))) < len(commands):
-        failed = [n for n, p in enumerate(processes) if p.poll() is not None]
-        assert not failed and time.monotonic() < deadline, [errors(barrier, n) for n in failed]
-        time.sleep(0.2)
+    processes = []
+    try:
+        for n, command in enumerate(commands):
+            processes.append(subprocess.Popen(command, env=environment(conf_dir), stdout=subprocess.PIPE, text=True,
+                                              stderr=(barrier / f"{n}.log").open("w")))
+        deadline = time.monotonic() + timeout
+        while len(list(barrier.glob("ready-*"))) < len(commands):
+            failed = [n for n, p in enumerate(processes) if p.poll() is not None]
+            assert not failed and time.monotonic() < deadline, [errors(barrier, n) for n in failed]
+            time.sleep(0.2)
+    except BaseException:
+        for process in processes:
+            process.kill()
+            process.wait()
+        raise
     return processes
 
 

@@ -10,7 +10,10 @@ statements without the lock (its own commit, under the lock it holds; `{n}` in t
 before) before giving the lock up. It does that for `times` commits in a row (a retried one's attempts), then
 prints `interposed` and ends.
 
-    python lock_holder.py <database> <table> [--between <n> <times> <statement> ...]
+With `--fast-forward <groups> <times> <statement> ...` it does the same before the commit that waits once a run's
+branch (`lakeplan_write_*`) holds `groups` snapshots past main: main's fast-forward to it, which has read the table.
+
+    python lock_holder.py <database> <table> [--between | --fast-forward] <n> <times> <statement> ...
 """
 
 import sys
@@ -49,11 +52,10 @@ class Lock:
                 if lock.getLockid() != own and str(lock.getState()) == "WAITING"}
 
 
-def between(spark, lock: Lock, own: int, commits: int, times: int, statements: list[str]) -> None:
-    """Lets the table's commits pass until `main` moved and `commits` more have waited; then commits `statements`
-    before each of the next `times` commits."""
-    name = f"{lock.database}.{lock.table}"
-    start, counted, done, beat = head(spark, name), 0, 0, time.monotonic()
+def between(spark, lock: Lock, own: int, ready, times: int, statements: list[str]) -> None:
+    """Lets the table's commits pass until one waits when `ready()`; then commits `statements` before each of the
+    next `times` commits."""
+    done, beat = 0, time.monotonic()
     while done < times:
         if time.monotonic() - beat > 5:
             lock.client.heartbeat(0, own)
@@ -61,8 +63,7 @@ def between(spark, lock: Lock, own: int, commits: int, times: int, statements: l
         if not lock.others_waiting(own):
             time.sleep(0.05)
             continue
-        counted += head(spark, name) != start
-        if counted >= commits:
+        if done or ready():
             for statement in statements:
                 spark.sql(statement.replace("{n}", str(done))).collect()
             done += 1
@@ -70,6 +71,28 @@ def between(spark, lock: Lock, own: int, commits: int, times: int, statements: l
         own = lock.take()
     lock.client.unlock(own)
     print("interposed", flush=True)
+
+
+def after_main_moved(spark, name: str, commits: int):
+    """Whether main has moved since this process started and `commits` commits have waited since (each call: one)."""
+    start, counted = head(spark, name), []
+
+    def ready() -> bool:
+        counted.append(head(spark, name) != start)
+        return sum(counted) >= commits
+    return ready
+
+
+def branch_ahead(spark, name: str, groups: int):
+    """Whether a run's branch holds `groups` snapshots past main."""
+    def ready() -> bool:
+        refs = {row.name: row.snapshot_id for row in spark.sql(f"select name, snapshot_id from {name}.refs").collect()}
+        parents = dict(spark.sql(f"select snapshot_id, parent_id from {name}.snapshots").collect())
+        at, ahead = next((s for n, s in refs.items() if n.startswith("lakeplan_write_")), None), 0
+        while at is not None and at != refs.get("main"):
+            at, ahead = parents.get(at), ahead + 1
+        return ahead >= groups
+    return ready
 
 
 def head(spark, name: str):
@@ -88,7 +111,9 @@ def main(database: str, table: str, options: list[str]) -> None:
     own = lock.take()
     print(f"locked {own}", flush=True)
     if options:
-        between(spark, lock, own, int(options[1]), int(options[2]), options[3:])
+        name, n = f"{database}.{table}", int(options[1])
+        ready = after_main_moved(spark, name, n) if options[0] == "--between" else branch_ahead(spark, name, n)
+        between(spark, lock, own, ready, int(options[2]), options[3:])
         return
     while True:
         time.sleep(5)

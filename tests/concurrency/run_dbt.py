@@ -6,11 +6,17 @@ each case's command when the test releases that case (harness.release), given th
 release (the project's pre-hook reads that moment), so the writes of runs released together overlap however long
 each took to begin.
 
+A case `<case>=sql <statement>` runs the statement on another session of this process's Spark (one application, as
+every client of the Thrift Server is), in a thread of its own: the test releases it (`go-<case>`) while a dbt command
+of this process waits, and reads `done-<case>` (`ok`, or the error). It takes no Hive lock: the test holds back the
+waiting command's commit under it (test_same_application's UnlockGate).
+
     python run_dbt.py <n> <project folder> <barrier folder> <delay> <case>=<dbt command> [<case>=<dbt command> ...]
 """
 
 import os
 import sys
+import threading
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -28,9 +34,26 @@ def run(manifest, own: list[str], command: str, go: Path, delay: float) -> None:
     print(f"exit {int(not result.success)}", flush=True)
 
 
+def other_session(spark, barrier: Path, case: str, statement: str) -> None:
+    """Runs `statement` on a new session of this application once `case` is released; says how in done-<case>."""
+    session = spark.newSession()  # its catalog is its own, made on first use with these settings
+    session.conf.set("spark.sql.catalog.spark_catalog.hadoop.iceberg.engine.hive.lock-enabled", "false")
+    released(barrier, [case])
+    try:
+        session.sql(statement).collect()
+        said = "ok"
+    except Exception as error:  # the test shows it
+        said = str(error)[-3000:]
+    (barrier / f"done-{case}").write_text(said)
+
+
 def main(n: int, project: Path, barrier: Path, delay: float, cases: list[str]) -> None:
     commands = dict(case.split("=", 1) for case in cases)
-    SparkSession.builder.enableHiveSupport().getOrCreate().sql("show databases").collect()  # open before the barrier
+    spark = SparkSession.builder.enableHiveSupport().getOrCreate()
+    spark.sql("show databases").collect()  # open before the barrier
+    for case in [case for case, command in commands.items() if command.startswith("sql ")]:
+        threading.Thread(target=other_session, args=(spark, barrier, case, commands.pop(case)[4:]),
+                         daemon=True).start()
     manifest, own = parsed_once(project, n, barrier)
     (barrier / f"ready-{n}").touch()
     while commands:

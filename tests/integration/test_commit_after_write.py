@@ -9,9 +9,10 @@ import sys
 
 import pytest
 
-from tests.concurrency.harness import HERE, SparkSql, environment, release, start_at_barrier
+from tests.concurrency.harness import HERE, environment, release, start_at_barrier
 from tests.conftest import REPO, write_files
 from tests.integration.test_overlapping_runs import FILES, dbt_process
+from tests.integration.test_same_application import GROUPED
 
 pytestmark = pytest.mark.team_catalog  # a stage of its own: `make test-team` (docs/testing.md)
 
@@ -26,14 +27,8 @@ READ = {"tags": f"select name, snapshot_id from {TARGET}.refs where type = 'TAG'
 
 RUN = "run --select spent totals"
 RUNS = ("tag", "unmade", "prior", "stale")  # each test's run of the target; `prior`: the stale-tag test's first
-
-
-@pytest.fixture(scope="module")
-def reader(shared_catalog, tmp_path_factory):
-    """One Spark process on the shared catalog for every test's setup and reads."""
-    sql = SparkSql(shared_catalog, tmp_path_factory.mktemp("reader") / "spark_sql.log")
-    yield sql
-    sql.close()
+WIDE_RUN = "run --select wide_spent wide_top wide"  # two write groups, through the run's branch
+WIDE_RUNS = ("wide_prior", "forward")
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +38,11 @@ def dbt_run(shared_catalog, tmp_path_factory):
     said on its output and its error output."""
     project, barrier = tmp_path_factory.mktemp("project"), tmp_path_factory.mktemp("barrier")
     (project / "macros").symlink_to(REPO / "macros")
-    write_files(project, {name: text.replace("overlap", "between") for name, text in FILES.items()})
+    write_files(project, {name: text.replace("overlap", "between") for name, text in FILES.items()} | GROUPED)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LAKEPLAN_SCHEMA", "lakeplan")
-        [process] = start_at_barrier([dbt_process(0, project, barrier, 0, *(f"{run}={RUN}" for run in RUNS))],
-                                     shared_catalog, barrier)
+        cases = [f"{run}={RUN}" for run in RUNS] + [f"{run}={WIDE_RUN}" for run in WIDE_RUNS]
+        [process] = start_at_barrier([dbt_process(0, project, barrier, 0, *cases)], shared_catalog, barrier)
     errors = (barrier / "0.log").open()
 
     def run(case: str) -> tuple[bool, str]:
@@ -111,7 +106,8 @@ def test_a_landed_write_whose_tag_meets_another_commit_is_landed_and_tags_its_ow
 def test_a_landed_write_whose_records_stay_unmade_is_told_naming_the_table_and_the_statements(reader, dbt_run,
                                                                                               tmp_path):
     """Another commit before each of the tag's 10 attempts: the run stops with one sentence naming the target, the
-    write's snapshot and the tag statement to run; the write stays (no stack trace, no Iceberg message alone)."""
+    write's snapshot and the tag statement to run, shown as a failure of the run (dbt's `Runtime Error`, as a beaten
+    write's sentence), not a `Compilation Error`; the write stays (no stack trace, no Iceberg message alone)."""
     landed, said, read, written = run_between(
         reader, dbt_run, tmp_path, "unmade", 10,
         f"alter table {TARGET} set tblproperties ('lakeplan.test.between' = '{{n}}')")
@@ -123,6 +119,7 @@ def test_a_landed_write_whose_records_stay_unmade_is_told_naming_the_table_and_t
                      "`totals` runs again.", " ".join(said.split()))
     assert told, said[-4000:]
     assert "\tat " not in said and "Traceback" not in said
+    assert "Runtime Error in model totals" in said and "Compilation Error" not in said
     assert read["spent"] == [{"spent": 30}] and read["tags"] == []  # the write landed; its tag was not made
 
 
@@ -136,3 +133,34 @@ def test_a_landed_write_whose_stale_tag_drop_meets_another_commit_is_landed_and_
     [tag] = read["tags"]  # the first run's is gone
     assert tag["name"].startswith("lakeplan_applied_") and tag["snapshot_id"] == written
     assert read["spent"] == [{"spent": 60}] and {"key": "lakeplan.test.between", "value": "yes"} in read["properties"]
+
+
+def test_a_fast_forward_met_by_another_run_s_metadata_commit_is_sent_again_and_lands(reader, dbt_run, tmp_path):
+    """Two write groups go through the run's branch; while main's fast-forward to it waits for the table's lock, having
+    read the table, another process commits a property (no data: main stays an ancestor of the branch). Iceberg's
+    retry of the fast-forward fails ('Table metadata refresh is required'); sent again, fresh, it lands: every event
+    once, the other commit kept, no branch left (before: told as beaten by another run, nothing of it written)."""
+    wide = f"{SCHEMA}.wide"
+    reader(f"drop schema if exists {SCHEMA} cascade", f"create schema {SCHEMA}",
+           f"create table {SCHEMA}.events (customer int, amount bigint) using iceberg",
+           f"insert into {SCHEMA}.events values (1, 10), (2, 20)")
+    landed, said = dbt_run("wide_prior")
+    assert landed, said[-4000:]
+    reader(f"insert into {SCHEMA}.events values (3, 30)")
+    holder = subprocess.Popen(
+        [sys.executable, str(HERE / "lock_holder.py"), SCHEMA, "wide", "--fast-forward", "2", "1",
+         f"alter table {wide} set tblproperties ('lakeplan.test.between' = 'yes')"],
+        env=environment(reader.conf_dir), stdout=subprocess.PIPE, text=True,
+        stderr=(tmp_path / "holder.log").open("w"))
+    try:
+        assert holder.stdout.readline().startswith("locked "), (tmp_path / "holder.log").read_text()[-3000:]
+        landed, said = dbt_run("forward")
+        interposed = holder.communicate(timeout=60)[0]
+    finally:
+        holder.kill()
+    assert interposed.strip() == "interposed", (tmp_path / "holder.log").read_text()[-3000:]
+    assert landed, said[-4000:]
+    spent, properties, refs = reader(f"select sum(spent) as spent from {wide}", f"show tblproperties {wide}",
+                                     f"select name from {wide}.refs where name like 'lakeplan_write_%'")
+    assert spent == [{"spent": 60}] and refs == []
+    assert {"key": "lakeplan.test.between", "value": "yes"} in properties

@@ -85,3 +85,24 @@ def test_a_metadata_commit_is_sent_again_while_other_commits_meet_it_and_no_more
         with pytest.raises(RuntimeError, match=re.escape(error)):  # no conflict, or one waited for long enough
             metadata_commit(other, waits=(0, 0))
         assert other.calls == 1
+
+
+def test_a_fast_forward_met_by_a_metadata_commit_is_sent_again_and_one_beaten_is_not():
+    """main's fast-forward that another run's commit met while it committed ('metadata refresh is required') keeps this
+    run's branch and says nothing while it is sent again; once main has moved (or on its last attempt) it is told as
+    a beaten write, and a moved main is never sent again."""
+    sent = []
+
+    def query(statement):
+        sent.append(statement)
+        return [(7, "2026-01-01 00:00:00", "local-42")] if "snapshots" in statement else []
+
+    assert after_failure(query, FAST_FORWARD, REFRESH, "me", again=True) is None and sent == []
+    assert after_failure(query, FAST_FORWARD, REFRESH, "me").startswith("s.wide was changed by the run of Spark")
+    assert sent[0] == f"alter table s.wide drop branch if exists {RUN}"
+    moved = f"Cannot fast-forward: main is not an ancestor of {RUN}"
+    assert after_failure(query, FAST_FORWARD, moved, "me", again=True).startswith("s.wide was changed by the run")
+    beaten = Commits(moved)
+    with pytest.raises(RuntimeError, match="Cannot fast-forward"):
+        metadata_commit(beaten, waits=(0, 0))
+    assert beaten.calls == 1

@@ -3,13 +3,14 @@
 tests/integration/test_metastore_in_use.py)."""
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from dbt_lakeplan.metastore_lock import embedded_metastore, lock_holder, metastore_in_use
+from dbt_lakeplan.metastore_lock import embedded_metastore, lock_holder, metastore_in_use, shared_catalog_down
 
 LOCKER = """
 import fcntl, sys, time
@@ -56,3 +57,17 @@ def test_another_process_holding_the_lock_is_named_with_its_command_line(databas
 def test_a_metastore_never_opened_has_no_holder(tmp_path):
     assert lock_holder(tmp_path / "metastore_db", os.getpid()) is None
     assert metastore_in_use(None, tmp_path, os.getpid()) is None
+
+
+def test_a_shared_catalog_is_told_down_only_while_its_address_refuses(tmp_path):
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        (tmp_path / "spark-defaults.conf").write_text(
+            f"spark.hadoop.javax.jdo.option.ConnectionURL  jdbc:postgresql://127.0.0.1:{port}/lakeplan_metastore\n")
+        assert shared_catalog_down(str(tmp_path)) is None
+    said = shared_catalog_down(str(tmp_path))
+    assert said.startswith(f"The shared catalog's metastore database at 127.0.0.1:{port} (the ConnectionURL in ")
+    assert "Fix: start it with `make catalog-up`" in said
+    assert shared_catalog_down(None) is None  # the embedded default names no address

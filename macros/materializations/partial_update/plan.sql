@@ -138,7 +138,7 @@
             {#- from `base`: main's fast-forward then fails once another run committed after it -#}
             {%- do before.append('alter table ' ~ target ~ ' create or replace branch ' ~ branch
                 ~ (' as of version ' ~ base if base is not none else '')) -%}
-            {%- do writes.append({'name': 'main', 'sql': commit ~ 'call system.fast_forward('
+            {%- do writes.append({'name': 'main', 'branch': branch, 'sql': commit ~ 'call system.fast_forward('
                 ~ lakeplan.lakeplan_string_literal(target | string) ~ ", 'main', '" ~ branch ~ "')"}) -%}
             {%- do after.append(drop_branch) -%}
         {%- endif -%}
@@ -177,9 +177,20 @@
     (`records`: its table) run together, last (macros/utils/write_records.sql). -#}
 {% macro lakeplan_run_steps(steps) %}
     {%- set records = steps | selectattr('records') | list -%}
+    {%- set written = {'start': none, 'branch': none} -%}
     {%- for step in steps | rejectattr('records') -%}
+        {%- if step.name == 'main' and lakeplan.lakeplan_written_snapshot_marker() in records
+            | map(attribute='sql') | join('\n') -%}
+            {#- where the write's own snapshot is found after it: its branch, or main as the write starts -#}
+            {%- do written.update({'branch': step.branch} if step.branch
+                else {'start': lakeplan.lakeplan_main_head(records[0].records)}) -%}
+        {%- endif -%}
         {%- if step.unwritten -%}
             {%- do lakeplan.lakeplan_main_without_write(step.sql, step.unwritten) -%}
+        {%- elif step.branch -%}
+            {#- main's fast-forward: sent again while another run's metadata-only commit meets it -#}
+            {%- set result = adapter.lakeplan_fast_forward(step.sql) -%}
+            {%- do store_result('main', response=result[0], agate_table=result[1]) -%}
         {%- elif step.name -%}
             {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
         {%- else -%}
@@ -189,7 +200,7 @@
     {%- endfor -%}
     {%- if records -%}
         {%- set ran = lakeplan.lakeplan_record_after_write(records[0].records, records | map(attribute='sql')
-            | list) -%}
+            | list, written.start, written.branch) -%}
         {%- for step in records -%}{%- do step.update({'sql': ran[loop.index0]}) -%}{%- endfor -%}
     {%- endif -%}
 {% endmacro %}
