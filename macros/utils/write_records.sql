@@ -49,6 +49,16 @@
     {{ return({'id': candidates[0] if candidates | length == 1 else none, 'candidates': candidates}) }}
 {% endmacro %}
 
+{#- Where the write's own snapshot is found once `step` has run (for `records` that tag it): the run's branch, or
+    main's head as the write starts; nothing for any other step. -#}
+{% macro lakeplan_written_where(step, records) %}
+    {%- if step.name != 'main' or lakeplan.lakeplan_written_snapshot_marker() not in records
+        | map(attribute='sql') | join('\n') -%}
+        {{ return({}) }}
+    {%- endif -%}
+    {{ return({'branch': step.branch} if step.branch else {'start': lakeplan.lakeplan_main_head(records[0].records)}) }}
+{% endmacro %}
+
 {#- Runs `statements`, lakeplan's records of the write that has just landed in `relation`, in order; returns them as
     they ran. Those that other runs' commits kept from committing are told after the rest have run, and so is a
     statement naming the write's snapshot where which one it is cannot be told (lakeplan_written_snapshot: `start`,

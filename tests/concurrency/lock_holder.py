@@ -16,7 +16,9 @@ branch (`lakeplan_write_*`) holds `groups` snapshots past main: main's fast-forw
     python lock_holder.py <database> <table> [--between | --fast-forward] <n> <times> <statement> ...
 """
 
+import contextlib
 import sys
+import threading
 import time
 
 from pyspark.sql import SparkSession
@@ -33,12 +35,26 @@ class Lock:
         self.component = self.api.LockComponent(self.api.LockType.EXCLUSIVE, self.api.LockLevel.TABLE, database)
         self.component.setTablename(table)
         self.jvm, self.database, self.table = jvm, database, table
+        # heartbeats from a thread, on a client of its own (a Thrift client serves one call at a time): a slow
+        # statement, or a long wait in the queue on a busy machine, must not let the catalog's dead-lock trigger
+        # (60 s without a heartbeat) remove this lock, waiting or held
+        self.current, beats = None, jvm.org.apache.hadoop.hive.metastore.HiveMetaStoreClient(conf)
+        threading.Thread(target=self.heartbeat, args=(beats,), daemon=True).start()
+
+    def heartbeat(self, beats) -> None:
+        while True:
+            time.sleep(5)
+            own = self.current
+            if own is not None:
+                with contextlib.suppress(Exception):  # released between the read and the beat
+                    beats.heartbeat(0, own)
 
     def take(self) -> int:
         """Asks for the lock and waits in the queue until it is granted; its id."""
         request = self.api.LockRequest(self.jvm.java.util.Collections.singletonList(self.component), "lakeplan",
                                        "holder")
         response = self.client.lock(request)
+        self.current = response.getLockid()
         while str(response.getState()) != "ACQUIRED":
             time.sleep(0.05)
             response = self.client.checkLock(response.getLockid())
@@ -55,11 +71,8 @@ class Lock:
 def between(spark, lock: Lock, own: int, ready, times: int, statements: list[str]) -> None:
     """Lets the table's commits pass until one waits when `ready()`; then commits `statements` before each of the
     next `times` commits."""
-    done, beat = 0, time.monotonic()
+    done = 0
     while done < times:
-        if time.monotonic() - beat > 5:
-            lock.client.heartbeat(0, own)
-            beat = time.monotonic()
         if not lock.others_waiting(own):
             time.sleep(0.05)
             continue
@@ -115,9 +128,8 @@ def main(database: str, table: str, options: list[str]) -> None:
         ready = after_main_moved(spark, name, n) if options[0] == "--between" else branch_ahead(spark, name, n)
         between(spark, lock, own, ready, int(options[2]), options[3:])
         return
-    while True:
+    while True:  # held (and heartbeated) until this process is killed
         time.sleep(5)
-        lock.client.heartbeat(0, own)
 
 
 if __name__ == "__main__":

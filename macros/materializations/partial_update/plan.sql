@@ -179,12 +179,7 @@
     {%- set records = steps | selectattr('records') | list -%}
     {%- set written = {'start': none, 'branch': none} -%}
     {%- for step in steps | rejectattr('records') -%}
-        {%- if step.name == 'main' and lakeplan.lakeplan_written_snapshot_marker() in records
-            | map(attribute='sql') | join('\n') -%}
-            {#- where the write's own snapshot is found after it: its branch, or main as the write starts -#}
-            {%- do written.update({'branch': step.branch} if step.branch
-                else {'start': lakeplan.lakeplan_main_head(records[0].records)}) -%}
-        {%- endif -%}
+        {%- do written.update(lakeplan.lakeplan_written_where(step, records)) -%}
         {%- if step.unwritten -%}
             {%- do lakeplan.lakeplan_main_without_write(step.sql, step.unwritten) -%}
         {%- elif step.branch -%}
