@@ -51,10 +51,11 @@ sql() {  # database, statement: as PostgreSQL's superuser
 }
 
 # The metastore's WHOLE schema is created here, once, by one Spark session with DataNucleus's autoCreateAll on
-# (scripts/metastore_schema.py: every mapped class read outside a transaction, then every kind of object made). Every other process runs with autoCreateAll off
-# (profiles/shared-catalog.conf): left on, the first Hive table or view of a fresh catalog made DataNucleus add a
-# missing foreign key (ALTER TABLE "TBL_PRIVS") on a second connection of the JVM whose first connection holds the
-# table's open transaction: a wait PostgreSQL cannot see as a deadlock, so that process and every other hung for good.
+# (scripts/metastore_schema.py: every mapped class read outside a transaction, then every kind of object made). Every
+# other process runs with autoCreateAll off (profiles/shared-catalog.conf): left on, the first Hive table or view of a
+# fresh catalog made DataNucleus add a missing foreign key (ALTER TABLE "TBL_PRIVS") on a second connection of the JVM
+# whose first connection holds the table's open transaction: a wait PostgreSQL cannot see as a deadlock, so that process
+# and every other hung for good.
 create_metastore_tables() {
   [ "$(sql lakeplan_metastore "select 1 from pg_tables where tablename = 'lakeplan_schema_complete'")" = 1 ] && return
   echo "lakeplan catalog: creating the metastore's tables (one Spark session, about a minute)"

@@ -246,9 +246,10 @@
     {{ return(after | rejectattr('operation', 'equalto', 'replace') | list | length > 0) }}
 {% endmacro %}
 
-{#- The snapshot `relation`'s main branch is at, or none before its first write. -#}
-{% macro lakeplan_head_snapshot(relation) %}
-    {%- set head = run_query('select snapshot_id from ' ~ relation ~ ".refs where name = 'main'").rows -%}
+{#- The snapshot `relation`'s branch `ref` (main unless named) is at, or none before its first write. -#}
+{% macro lakeplan_head_snapshot(relation, ref='main') %}
+    {%- set head = run_query('select snapshot_id from ' ~ relation ~ '.refs where name = '
+        ~ lakeplan.lakeplan_string_literal(ref)).rows -%}
     {{ return(head[0][0] | int if head else none) }}
 {% endmacro %}
 

@@ -11,14 +11,6 @@
     {{- return('<the snapshot this write committed>') -}}
 {% endmacro %}
 
-{#- `relation`'s main before a write to it, where the write's own snapshot is looked for after it (none: no table
-    yet, every snapshot is after it; dbt's relations as the run began know of every table but this run's own). -#}
-{% macro lakeplan_main_head(relation) %}
-    {%- if load_relation(relation) is none -%}{{ return(none) }}{%- endif -%}
-    {%- set rows = run_query('select snapshot_id from ' ~ relation ~ ".refs where name = 'main'").rows -%}
-    {{ return(rows[0][0] if rows else none) }}
-{% endmacro %}
-
 {#- The snapshot the write committed to `relation`'s main, by what is the write's own and not by its Spark
     application alone, which every session of the one Thrift Server shares: through its own `branch`, the branch's
     head (main was fast-forwarded to it; the branch is removed only after); straight to main, the one snapshot of
@@ -26,9 +18,7 @@
     session of the application committed there too: which is the write's cannot be told, and `id` is none. -#}
 {% macro lakeplan_written_snapshot(relation, start, branch) %}
     {%- if branch -%}
-        {%- set rows = run_query('select snapshot_id from ' ~ relation ~ '.refs where name = '
-            ~ lakeplan.lakeplan_string_literal(branch)).rows -%}
-        {{ return({'id': rows[0][0] if rows else none, 'candidates': []}) }}
+        {{ return({'id': lakeplan.lakeplan_head_snapshot(relation, branch), 'candidates': []}) }}
     {%- endif -%}
     {%- set application = run_query('set spark.app.id').rows[0][1] -%}
     {%- set parents, own, candidates, walk = {}, [], [], namespace(at=none) -%}
@@ -50,13 +40,17 @@
 {% endmacro %}
 
 {#- Where the write's own snapshot is found once `step` has run (for `records` that tag it): the run's branch, or
-    main's head as the write starts; nothing for any other step. -#}
+    main's head as the write starts (none: no table yet, every snapshot is after it; dbt's relations as the run began
+    know of every table but this run's own); nothing for any other step. -#}
 {% macro lakeplan_written_where(step, records) %}
+    {%- set relation = records[0].records if records else none -%}
     {%- if step.name != 'main' or lakeplan.lakeplan_written_snapshot_marker() not in records
         | map(attribute='sql') | join('\n') -%}
         {{ return({}) }}
+    {%- elif step.branch -%}
+        {{ return({'branch': step.branch}) }}
     {%- endif -%}
-    {{ return({'branch': step.branch} if step.branch else {'start': lakeplan.lakeplan_main_head(records[0].records)}) }}
+    {{ return({'start': none if load_relation(relation) is none else lakeplan.lakeplan_head_snapshot(relation)}) }}
 {% endmacro %}
 
 {#- Runs `statements`, lakeplan's records of the write that has just landed in `relation`, in order; returns them as
