@@ -118,3 +118,87 @@ def test_overlapping_runs_of_one_target_count_every_event_once(shared_catalog, t
     assert "lakeplan.consumed.pending" not in consumed
     assert [ref["name"] for ref in refs] == ["main"]  # no run's branch left
     assert sorted(t["tableName"] for t in tables) == ["events", "per_customer", "totals"]  # no staging
+
+
+INCREMENTAL_SCHEMA = "lakeplan_overlap_incremental"
+INCREMENTAL_EVENTS = f"{INCREMENTAL_SCHEMA}.events"
+INCREMENTAL_MODELS = ("appended", "merged", "per_half")
+INCREMENTAL_RUN = f"run --threads 3 --select {' '.join(INCREMENTAL_MODELS)}"
+# an incremental run's rows are computed slowly (1.5 s a new row, in the tasks: after the statement read `{{ this }}`
+# and before it commits), so the other run's commit lands between this run's read of the table and its own commit
+SLOW_ROW = "reflect('java.lang.Thread', 'sleep', cast(1500 as bigint)) is not null"
+NEW_EVENTS = f"""{{% if is_incremental() %}}
+where {SLOW_ROW} and id > (select max(id) from {{{{ this }}}})
+{{% endif %}}"""
+INCREMENTAL_FILES = {
+    "dbt_project.yml": FILES["dbt_project.yml"].replace("+schema: overlap,", "+schema: overlap_incremental,"),
+    "models/sources.yml": f"""
+version: 2
+sources:
+  - name: raw
+    schema: {INCREMENTAL_SCHEMA}
+    tables: [{{name: events}}]
+""",
+    # dbt-spark's incremental strategies on Iceberg, each a plain dbt model
+    "models/appended.sql": "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
+                           f"select id, amount from {{{{ source('raw', 'events') }}}}\n{NEW_EVENTS}",
+    "models/merged.sql": "{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}\n"
+                         f"select id, amount from {{{{ source('raw', 'events') }}}}\n{NEW_EVENTS}",
+    # every run recomputes both partitions from every event
+    "models/per_half.sql": "{{ config(materialized='incremental', incremental_strategy='insert_overwrite', "
+                           "partition_by=['half']) }}\n"
+                           "select count(*) as events, sum(amount) as amount, id % 2 as half "
+                           "from {{ source('raw', 'events') }}\n"
+                           f"{{% if is_incremental() %}}where {SLOW_ROW}{{% endif %}}\ngroup by id % 2",
+}
+
+
+def test_overlapping_runs_of_one_incremental_model_add_each_row_once(shared_catalog, tmp_path, monkeypatch):
+    """Two overlapping runs of plain dbt incremental models (append, merge, insert_overwrite), each run's commit
+    landing between the other's read of `{{ this }}` and its commit: either both land with each new row once, or the
+    later stops with the sentence naming the table and the other run; the table is as the first left it, and no run
+    leaves a branch behind. Before, both appends reported OK and the new rows were stored twice."""
+    monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan")
+    project, barrier = tmp_path / "project", tmp_path / "barrier"
+    project.mkdir()
+    (project / "macros").symlink_to(REPO / "macros")
+    write_files(project, INCREMENTAL_FILES)
+    sql = SparkSql(shared_catalog, tmp_path / "spark_sql.log")
+    sql(f"drop schema if exists {INCREMENTAL_SCHEMA} cascade", f"create schema {INCREMENTAL_SCHEMA}",
+        f"create table {INCREMENTAL_EVENTS} (id int, amount bigint) using iceberg")
+    sql(f"insert into {INCREMENTAL_EVENTS} values " + ", ".join(f"({n}, {n})" for n in range(1, 11)))
+    runs = start_at_barrier([dbt_process(0, project, barrier, OVERLAP_S, "first=run", f"overlap={INCREMENTAL_RUN}",
+                                         f"last={INCREMENTAL_RUN}"),
+                             dbt_process(1, project, barrier, OVERLAP_S, f"overlap={INCREMENTAL_RUN}")],
+                            shared_catalog, barrier)
+    try:
+        [first] = release(runs[:1], barrier, "first").values()
+        landed(first, barrier, 0)
+        sql(f"insert into {INCREMENTAL_EVENTS} values " + ", ".join(f"({n}, {n})" for n in range(11, 21)))
+        said = release(runs, barrier, "overlap")
+        beaten = {}
+        for n in (0, 1):
+            if not landed(said[n], barrier, n, must=False):
+                shown = "\n".join(said[n])  # a failed run stops with the sentence, naming the table and the run
+                beaten[n] = [name for name in INCREMENTAL_MODELS
+                             if f"{INCREMENTAL_SCHEMA}.{name} was changed by the run of Spark application" in shown]
+                assert beaten[n], shown[-4000:]
+        print(f"overlapping incremental runs: beaten {beaten}")
+        for name in INCREMENTAL_MODELS:
+            assert len([n for n in beaten if name in beaten[n]]) <= 1  # the first to commit lands
+        [last] = release(runs[:1], barrier, "last").values()
+        landed(last, barrier, 0)  # adds what a stopped run did not, once
+        appended, merged, per_half, *refs = sql(
+            f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount from {INCREMENTAL_SCHEMA}.appended",
+            f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount from {INCREMENTAL_SCHEMA}.merged",
+            f"select sum(events) as rows, count(*) as halves, sum(amount) as amount from {INCREMENTAL_SCHEMA}.per_half",
+            *(f"select name from {INCREMENTAL_SCHEMA}.{name}.refs where type = 'BRANCH'" for name in INCREMENTAL_MODELS))
+    finally:
+        for process in runs:
+            process.kill()
+        sql.close()
+    each_once = {"rows": 20, "ids": 20, "amount": sum(range(1, 21))}
+    assert appended == [each_once]  # before: 30 rows, ids 11-20 twice
+    assert merged == [each_once]
+    assert per_half == [{"rows": 20, "halves": 2, "amount": sum(range(1, 21))}]
+    assert [[ref["name"] for ref in table] for table in refs] == [["main"]] * 3  # no run's branch left
