@@ -142,8 +142,10 @@ sources:
     # dbt-spark's incremental strategies on Iceberg, each a plain dbt model
     "models/appended.sql": "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
                            f"select id, amount from {{{{ source('raw', 'events') }}}}\n{NEW_EVENTS}",
+    # a MERGE refuses a source that sleeps (reflect() is not deterministic): its runs overlap at the barrier alone
     "models/merged.sql": "{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}\n"
-                         f"select id, amount from {{{{ source('raw', 'events') }}}}\n{NEW_EVENTS}",
+                         "select id, amount from {{ source('raw', 'events') }}\n"
+                         "{% if is_incremental() %}where id > (select max(id) from {{ this }}){% endif %}",
     # every run recomputes both partitions from every event
     "models/per_half.sql": "{{ config(materialized='incremental', incremental_strategy='insert_overwrite', "
                            "partition_by=['half']) }}\n"
