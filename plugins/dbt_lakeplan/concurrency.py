@@ -111,6 +111,16 @@ def own_pending(table: str, properties: dict, run: str) -> list[str]:
     return [f"alter table {table} unset tblproperties if exists ('{PENDING}')"]
 
 
+def remove_run_copies(query: Callable[[str], list], sql: str) -> None:
+    """Removes this run's own branch and staging copy that `sql` (a statement that failed, or that a cancel stopped or
+    refused) names."""
+    try:
+        for statement in run_copies(sql):
+            query(statement)
+    except Exception:  # a lost session: the copy stays, under a name no other run uses
+        pass
+
+
 def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, again: bool = False) -> str | None:
     """After a failed statement (`raw`, Spark's whole error): this run's own branch or staging copy it names is
     removed; for a write another run's commit beat (or a lock never granted), also this run's pending record, and the
@@ -119,11 +129,7 @@ def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, ag
     of main that is sent `again` (FAST_FORWARD_MET) keeps all of them, for that attempt."""
     if again and FAST_FORWARD_MET.search(f"{sql}\n{raw}") and not BEATEN.search(raw):
         return None
-    try:
-        for statement in run_copies(sql):
-            query(statement)
-    except Exception:  # a lost session: the copy stays, under a name no other run uses
-        pass
+    remove_run_copies(query, sql)
     table = written_table(sql)
     if table is None or not (CONFLICT.search(raw) or LOCK_TIMEOUT.search(raw)):
         return None

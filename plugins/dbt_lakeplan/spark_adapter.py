@@ -45,6 +45,7 @@ from dbt_lakeplan import concurrency, metastore_lock, statement_options
 from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence
 from dbt_lakeplan.spark_setup import CONF_DIR_SETTING
 
+HIVE_LOCKS = "spark.hadoop.iceberg.engine.hive.lock-enabled"  # on where several sessions commit to one catalog
 PROVIDER_LINE = re.compile(r"^Provider: .*$", re.MULTILINE)
 JAVA_FRAME = re.compile(r"^\s*at [\w$.<>]+\(")
 # Py4J's and Spark's wrapping around the failure's own message
@@ -195,13 +196,13 @@ def _condense_errors(handler):
                     _cancellable(connection, sql):
                 yield
         except DbtRuntimeError as error:
-            sentence = (_cancelled(connection) or _lost_to_another_run(connection, sql, error.msg)
+            sentence = (_cancelled(connection, sql) or _lost_to_another_run(connection, sql, error.msg)
                         or about_the_statement(condensed(error.msg), sql, error.msg))
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
         except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
-            sentence = (_cancelled(connection) or _lost_to_another_run(connection, sql, str(error))
+            sentence = (_cancelled(connection, sql) or _lost_to_another_run(connection, sql, str(error))
                         or about_the_statement(condensed(str(error)), sql, str(error)))
             raise DbtRuntimeError(sentence) from error
         finally:
@@ -268,10 +269,12 @@ def _cancellable(connection, sql: str):
         yield
 
 
-def _cancelled(connection) -> str | None:
-    """The sentence for a statement that failed because its model was cancelled before its write committed."""
+def _cancelled(connection, sql: str) -> str | None:
+    """The sentence for a statement that failed because its model was cancelled before its write committed; the
+    run's own branch or staging copy it names is removed, so a cancelled write leaves nothing behind."""
     if connection is None or not CANCELLATIONS.is_cancelled(connection) or CANCELLATIONS.past_commit(connection):
         return None
+    concurrency.remove_run_copies(lambda statement: _query(connection, statement), sql)
     return cancelled_sentence(connection.name)
 
 
@@ -405,6 +408,18 @@ def fast_forward(adapter, sql: str) -> tuple:
     return results[-1]
 
 
+def shared_catalog(adapter) -> bool:
+    """Whether another session can commit to the tables this run writes: always through a server (the Thrift Server's
+    sessions), and in this process's own Spark where Iceberg's Hive locks are on, which lakeplan's settings turn on
+    exactly for a catalog several processes share (profiles/shared-catalog.conf; off on the embedded Derby one)."""
+    if getattr(adapter.config.credentials, "method", None) != "session":
+        return True
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    return context is not None and context.getConf().get(HIVE_LOCKS, "false").strip().lower() == "true"
+
+
 def stop(adapter, sentence: str) -> None:
     """Stops the model with `sentence`, shown as a write's other failures are (a beaten write, Spark's own): a
     `Runtime Error`, not the `Compilation Error` of Jinja's raise_compiler_error, for what went wrong while it ran."""
@@ -438,9 +453,11 @@ def install() -> None:
     SparkAdapter.lakeplan_commit_metadata = commit_metadata
     SparkAdapter.lakeplan_fast_forward = fast_forward
     SparkAdapter.lakeplan_stop = stop
+    SparkAdapter.lakeplan_shared_catalog = shared_catalog
     # what Jinja's `adapter` may call
     SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt", "lakeplan_commit_metadata",
-                                                           "lakeplan_fast_forward", "lakeplan_stop"}
+                                                           "lakeplan_fast_forward", "lakeplan_stop",
+                                                           "lakeplan_shared_catalog"}
 
     def build_spark_relation_list(self, row_list, relation_info_func):
         def information(row):

@@ -1,0 +1,96 @@
+{#- dbt-spark's incremental materialization, with one change: where another session can commit to the same table (a
+    shared catalog: lakeplan_incremental_branch), an incremental run of an existing Iceberg table writes its run's own
+    branch of it and commits by fast-forwarding `main` to that branch. Iceberg's append does not check a concurrent
+    append, so two overlapping runs of one append model both reported OK and stored the new rows twice; now a run
+    whose table another run's commit moved since this run read it stops with one sentence naming the table and that
+    run (docs/errors.md row 141) and leaves the table as that run left it, and no run leaves its branch behind.
+    Everything else (validation, first runs, full refreshes, schema changes, grants, docs, hooks) is dbt-spark's. -#}
+{% materialization incremental, adapter='spark', supported_languages=['sql', 'python'] -%}
+  {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
+  {%- set raw_file_format = config.get('file_format', default='parquet') -%}
+  {%- set raw_strategy = config.get('incremental_strategy') or 'append' -%}
+  {%- set grant_config = config.get('grants') -%}
+
+  {%- set file_format = dbt_spark_validate_get_file_format(raw_file_format) -%}
+  {%- set strategy = dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) -%}
+
+  {#-- Set vars --#}
+
+  {%- set unique_key = config.get('unique_key', none) -%}
+  {%- set partition_by = config.get('partition_by', none) -%}
+  {%- set language = model['language'] -%}
+  {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
+  {%- set incremental_predicates = config.get('predicates', none) or config.get('incremental_predicates', none) -%}
+  {%- set target_relation = this -%}
+  {%- set existing_relation = load_relation(this) -%}
+  {% set tmp_relation = this.incorporate(path = {"identifier": this.identifier ~ '__dbt_tmp'}) -%}
+
+  {#-- for SQL model we will create temp view that doesn't have database and schema --#}
+  {%- if language == 'sql'-%}
+    {%- set tmp_relation = tmp_relation.include(database=false, schema=false) -%}
+  {%- endif -%}
+
+  {#-- Set Overwrite Mode --#}
+  {%- if strategy in ['insert_overwrite', 'microbatch'] and partition_by -%}
+    {%- call statement() -%}
+      set spark.sql.sources.partitionOverwriteMode = DYNAMIC
+    {%- endcall -%}
+  {%- endif -%}
+
+  {#-- Run pre-hooks --#}
+  {{ run_hooks(pre_hooks) }}
+
+  {#-- Incremental run logic --#}
+  {%- if existing_relation is none -%}
+    {#-- Relation must be created --#}
+    {%- call statement('main', language=language) -%}
+      {{ create_table_as(False, target_relation, compiled_code, language) }}
+    {%- endcall -%}
+    {% do persist_constraints(target_relation, model) %}
+  {%- elif existing_relation.is_view or should_full_refresh() -%}
+    {#-- Relation must be dropped & recreated --#}
+    {% set is_delta = (file_format == 'delta' and existing_relation.is_delta) %}
+    {% if not is_delta %} {#-- If Delta, we will `create or replace` below, so no need to drop --#}
+      {% do adapter.drop_relation(existing_relation) %}
+    {% endif %}
+    {%- call statement('main', language=language) -%}
+      {{ create_table_as(False, target_relation, compiled_code, language) }}
+    {%- endcall -%}
+    {% do persist_constraints(target_relation, model) %}
+  {%- else -%}
+    {#-- Relation must be merged --#}
+    {%- call statement('create_tmp_relation', language=language) -%}
+      {{ create_table_as(True, tmp_relation, compiled_code, language) }}
+    {%- endcall -%}
+    {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
+    {%- set write_sql = dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation,
+        unique_key, incremental_predicates) -%}
+    {%- set branch = lakeplan.lakeplan_incremental_branch(existing_relation, strategy, language) -%}
+    {%- if branch -%}
+      {%- set steps = lakeplan.lakeplan_incremental_branch_steps(write_sql, target_relation, branch) -%}
+      {%- do lakeplan.lakeplan_run_steps(steps) -%}
+      {#- dbt keeps the statement named `main` in target/run/: every statement of the write, in the order they ran -#}
+      {%- do write(steps | map(attribute='sql') | map('trim') | join(';\n\n')) -%}
+    {%- else -%}
+      {%- call statement('main') -%}
+        {{ write_sql }}
+      {%- endcall -%}
+    {%- endif -%}
+    {%- if language == 'python' -%}
+      {#-- dbt-spark's: a Python model's temporary table is a table (see its adapters.sql) --#}
+      {% call statement('drop_relation') -%}
+        drop table if exists {{ tmp_relation }}
+      {%- endcall %}
+    {%- endif -%}
+  {%- endif -%}
+
+  {% set should_revoke = should_revoke(existing_relation, full_refresh_mode) %}
+  {% do apply_grants(target_relation, grant_config, should_revoke) %}
+
+  {% do persist_docs(target_relation, model) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+
+{%- endmaterialization %}
