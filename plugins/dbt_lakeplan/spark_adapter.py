@@ -417,7 +417,8 @@ def shared_catalog(adapter) -> bool:
     from pyspark import SparkContext
 
     context = SparkContext._active_spark_context
-    return context is not None and context.getConf().get(HIVE_LOCKS, "false").strip().lower() == "true"
+    # Iceberg's default is on: only the embedded catalog's settings turn the locks off
+    return context is not None and context.getConf().get(HIVE_LOCKS, "true").strip().lower() != "false"
 
 
 def stop(adapter, sentence: str) -> None:

@@ -54,8 +54,10 @@ FILES = {
     {%- set main = run_query('select cast(snapshot_id as string) from ' ~ table ~ ".refs where name = 'main'") -%}
     {%- set changes = run_query('select count(*) from ' ~ table ~ '.history') -%}
     {%- set rows = run_query('select to_json(struct(*)) from ' ~ table ~ ' order by id') -%}
+    {%- set branches = run_query('select name from ' ~ table ~ ".refs where type = 'BRANCH' order by name") -%}
     {%- do state.update({table: {'main': main.columns[0].values()[0], 'changes': changes.columns[0].values()[0] | int,
-                                 'rows': rows.columns[0].values() | list}}) -%}
+                                 'rows': rows.columns[0].values() | list,
+                                 'branches': branches.columns[0].values() | list}}) -%}
   {%- endfor -%}
   {%- if execute %}{% do print('LAKEPLAN_STATE ' ~ tojson(state)) %}{% endif -%}
 {% endmacro %}
@@ -162,7 +164,7 @@ def test_ctrl_c_stops_a_write_before_its_commit_or_reports_it_written(make_proje
         if commits:  # the run applied once: the sum column counts it, and main moved once (the fast-forward)
             assert after[table]["changes"] == before[table]["changes"] + 1
             assert column_a(after[table]) == [a + 1 for a in column_a(before[table])]
-        else:
+        else:  # the same rows, snapshot and branches: a cancelled write through its run's branch removes it
             assert after == before, f"{when}: the table changed although dbt cancelled {model}:\n{output[-5000:]}"
             # on the console too, not only in the debug log: dbt's log file tells an event's level
             sentence = f"`{model}` was cancelled before its write committed"

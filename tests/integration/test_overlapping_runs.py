@@ -131,7 +131,8 @@ NEW_EVENTS = f"""{{% if is_incremental() %}}
 where {SLOW_ROW} and id > (select max(id) from {{{{ this }}}})
 {{% endif %}}"""
 INCREMENTAL_FILES = {
-    "dbt_project.yml": FILES["dbt_project.yml"].replace("+schema: overlap,", "+schema: overlap_incremental,"),
+    "dbt_project.yml": FILES["dbt_project.yml"].replace("+schema: overlap,", "+schema: overlap_incremental,")
+    + "macro-paths: [macros, test_macros]\n",
     "models/sources.yml": f"""
 version: 2
 sources:
@@ -152,6 +153,13 @@ sources:
                            "select count(*) as events, sum(amount) as amount, id % 2 as half "
                            "from {{ source('raw', 'events') }}\n"
                            f"{{% if is_incremental() %}}where {SLOW_ROW}{{% endif %}}\ngroup by id % 2",
+    # a project's own MERGE for one model, which does not start as dbt-spark's does
+    "models/rewritten.sql": "{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}\n"
+                            "select id, amount from {{ source('raw', 'events') }}",
+    "test_macros/merge.sql": """{% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) %}
+  {%- set merge_sql = dbt.spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
+  {{ return(merge_sql | replace('merge into', 'MERGE INTO') if model.name == 'rewritten' else merge_sql) }}
+{% endmacro %}""",
 }
 
 
@@ -170,7 +178,7 @@ def test_overlapping_runs_of_one_incremental_model_add_each_row_once(shared_cata
         f"create table {INCREMENTAL_EVENTS} (id int, amount bigint) using iceberg")
     sql(f"insert into {INCREMENTAL_EVENTS} values " + ", ".join(f"({n}, {n})" for n in range(1, 11)))
     runs = start_at_barrier([dbt_process(0, project, barrier, OVERLAP_S, "first=run", f"overlap={INCREMENTAL_RUN}",
-                                         f"last={INCREMENTAL_RUN}"),
+                                         f"last={INCREMENTAL_RUN}", "rewritten=run --select rewritten"),
                              dbt_process(1, project, barrier, OVERLAP_S, f"overlap={INCREMENTAL_RUN}")],
                             shared_catalog, barrier)
     try:
@@ -190,11 +198,17 @@ def test_overlapping_runs_of_one_incremental_model_add_each_row_once(shared_cata
             assert len([n for n in beaten if name in beaten[n]]) <= 1  # the first to commit lands
         [last] = release(runs[:1], barrier, "last").values()
         landed(last, barrier, 0)  # adds what a stopped run did not, once
-        appended, merged, per_half, *refs = sql(
+        [rewritten] = release(runs[:1], barrier, "rewritten").values()
+        assert not landed(rewritten, barrier, 0, must=False)
+        assert ("lakeplan cannot write incremental model `rewritten` through its run's branch: its write does not start"
+                f" with `insert into table {INCREMENTAL_SCHEMA}.rewritten`") in "\n".join(rewritten)
+        appended, merged, per_half, rewritten_rows, *refs = sql(
             f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount from {INCREMENTAL_SCHEMA}.appended",
             f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount from {INCREMENTAL_SCHEMA}.merged",
             f"select sum(events) as rows, count(*) as halves, sum(amount) as amount from {INCREMENTAL_SCHEMA}.per_half",
-            *(f"select name from {INCREMENTAL_SCHEMA}.{name}.refs where type = 'BRANCH'" for name in INCREMENTAL_MODELS))
+            f"select count(*) as rows from {INCREMENTAL_SCHEMA}.rewritten",
+            *(f"select name from {INCREMENTAL_SCHEMA}.{name}.refs where type = 'BRANCH'"
+              for name in (*INCREMENTAL_MODELS, "rewritten")))
     finally:
         for process in runs:
             process.kill()
@@ -203,4 +217,5 @@ def test_overlapping_runs_of_one_incremental_model_add_each_row_once(shared_cata
     assert appended == [each_once]  # before: 30 rows, ids 11-20 twice
     assert merged == [each_once]
     assert per_half == [{"rows": 20, "halves": 2, "amount": sum(range(1, 21))}]
-    assert [[ref["name"] for ref in table] for table in refs] == [["main"]] * 3  # no run's branch left
+    assert rewritten_rows == [{"rows": 10}]  # as its first run left it
+    assert [[ref["name"] for ref in table] for table in refs] == [["main"]] * 4  # no run's branch left
