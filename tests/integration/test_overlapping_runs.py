@@ -53,6 +53,21 @@ models:
 }
 
 
+def prepared(shared_catalog: Path, tmp_path: Path, monkeypatch, files: dict, events: str, columns: str) -> tuple:
+    """The project of `files` (lakeplan's macros linked in), its barrier folder, and a reader process on the shared
+    catalog, which has made the events table `events` (`columns`) in a schema of its own, new."""
+    monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan")
+    project, barrier = tmp_path / "project", tmp_path / "barrier"
+    project.mkdir()
+    (project / "macros").symlink_to(REPO / "macros")
+    write_files(project, files)
+    sql = SparkSql(shared_catalog, tmp_path / "spark_sql.log")
+    schema = events.split(".")[0]
+    sql(f"drop schema if exists {schema} cascade", f"create schema {schema}",
+        f"create table {events} ({columns}) using iceberg")
+    return project, barrier, sql
+
+
 def add_events(sql: SparkSql, first: int, count: int) -> None:
     values = ", ".join(f"({n % 5}, {n})" for n in range(first, first + count))
     sql(f"insert into {EVENTS} values {values}")
@@ -73,14 +88,8 @@ def landed(said: list[str], barrier: Path, n: int, must: bool = True) -> bool:
 
 
 def test_overlapping_runs_of_one_target_count_every_event_once(shared_catalog, tmp_path, monkeypatch):
-    monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan")
-    project, barrier = tmp_path / "project", tmp_path / "barrier"
-    project.mkdir()
-    (project / "macros").symlink_to(REPO / "macros")
-    write_files(project, FILES)
-    sql = SparkSql(shared_catalog, tmp_path / "spark_sql.log")
-    sql(f"drop schema if exists {SCHEMA} cascade", f"create schema {SCHEMA}",
-        f"create table {EVENTS} (customer int, amount bigint) using iceberg")
+    project, barrier, sql = prepared(shared_catalog, tmp_path, monkeypatch, FILES, EVENTS,
+                                     "customer int, amount bigint")
     add_events(sql, 1, 10)
     # three processes, Spark started and the project parsed; the third runs the whole project alone, then all three
     # run at once (two the target, both cold, one a different model), then the third applies what a stopped run
@@ -156,8 +165,8 @@ sources:
     # a project's own MERGE for one model, which does not start as dbt-spark's does
     "models/rewritten.sql": "{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}\n"
                             "select id, amount from {{ source('raw', 'events') }}",
-    "test_macros/merge.sql": """{% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) %}
-  {%- set merge_sql = dbt.spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
+    "test_macros/merge.sql": """{% macro spark__get_merge_sql(target, source, unique_key, dest_columns, predicates) %}
+  {%- set merge_sql = dbt.spark__get_merge_sql(target, source, unique_key, dest_columns, predicates) -%}
   {{ return(merge_sql | replace('merge into', 'MERGE INTO') if model.name == 'rewritten' else merge_sql) }}
 {% endmacro %}""",
 }
@@ -168,14 +177,8 @@ def test_overlapping_runs_of_one_incremental_model_add_each_row_once(shared_cata
     landing between the other's read of `{{ this }}` and its commit: either both land with each new row once, or the
     later stops with the sentence naming the table and the other run; the table is as the first left it, and no run
     leaves a branch behind. Before, both appends reported OK and the new rows were stored twice."""
-    monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan")
-    project, barrier = tmp_path / "project", tmp_path / "barrier"
-    project.mkdir()
-    (project / "macros").symlink_to(REPO / "macros")
-    write_files(project, INCREMENTAL_FILES)
-    sql = SparkSql(shared_catalog, tmp_path / "spark_sql.log")
-    sql(f"drop schema if exists {INCREMENTAL_SCHEMA} cascade", f"create schema {INCREMENTAL_SCHEMA}",
-        f"create table {INCREMENTAL_EVENTS} (id int, amount bigint) using iceberg")
+    project, barrier, sql = prepared(shared_catalog, tmp_path, monkeypatch, INCREMENTAL_FILES, INCREMENTAL_EVENTS,
+                                     "id int, amount bigint")
     sql(f"insert into {INCREMENTAL_EVENTS} values " + ", ".join(f"({n}, {n})" for n in range(1, 11)))
     runs = start_at_barrier([dbt_process(0, project, barrier, OVERLAP_S, "first=run", f"overlap={INCREMENTAL_RUN}",
                                          f"last={INCREMENTAL_RUN}", "rewritten=run --select rewritten"),
@@ -203,8 +206,8 @@ def test_overlapping_runs_of_one_incremental_model_add_each_row_once(shared_cata
         assert ("lakeplan cannot write incremental model `rewritten` through its run's branch: its write does not start"
                 f" with `insert into table {INCREMENTAL_SCHEMA}.rewritten`") in "\n".join(rewritten)
         appended, merged, per_half, rewritten_rows, *refs = sql(
-            f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount from {INCREMENTAL_SCHEMA}.appended",
-            f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount from {INCREMENTAL_SCHEMA}.merged",
+            *(f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount from {INCREMENTAL_SCHEMA}.{name}"
+              for name in ("appended", "merged")),
             f"select sum(events) as rows, count(*) as halves, sum(amount) as amount from {INCREMENTAL_SCHEMA}.per_half",
             f"select count(*) as rows from {INCREMENTAL_SCHEMA}.rewritten",
             *(f"select name from {INCREMENTAL_SCHEMA}.{name}.refs where type = 'BRANCH'"
