@@ -206,8 +206,8 @@ def test_overlapping_runs_of_one_incremental_model_add_each_row_once(shared_cata
         assert ("lakeplan cannot write incremental model `rewritten` through its run's branch: its write does not start"
                 f" with `insert into table {INCREMENTAL_SCHEMA}.rewritten`") in "\n".join(rewritten)
         appended, merged, per_half, rewritten_rows, *refs = sql(
-            *(f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount from {INCREMENTAL_SCHEMA}.{name}"
-              for name in ("appended", "merged")),
+            *(f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount "
+              f"from {INCREMENTAL_SCHEMA}.{name}" for name in ("appended", "merged")),
             f"select sum(events) as rows, count(*) as halves, sum(amount) as amount from {INCREMENTAL_SCHEMA}.per_half",
             f"select count(*) as rows from {INCREMENTAL_SCHEMA}.rewritten",
             *(f"select name from {INCREMENTAL_SCHEMA}.{name}.refs where type = 'BRANCH'"

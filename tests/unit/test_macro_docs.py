@@ -13,7 +13,7 @@ from tests.conftest import REPO
 MACROS = REPO / "macros"
 MACRO = re.compile(r"\{%-?\s*macro\s+(\w+)\s*\((.*?)\)\s*-?%\}", re.S)
 # dbt names a materialization's macro materialization_<name>_<adapter>; it takes no arguments
-MATERIALIZATION = re.compile(r"\{%-?\s*materialization\s+(\w+)\s*,\s*adapter\s*=\s*['\"](\w+)['\"]\s*-?%\}")
+MATERIALIZATION = re.compile(r"\{%-?\s*materialization\s+(\w+)\s*,\s*adapter\s*=\s*['\"](\w+)['\"][^%]*-?%\}")
 # what the docs tell users to call: `lakeplan.<name>(`, `{{ <name>(` or `run-operation <name>`
 CALLED = re.compile(r"lakeplan\.(\w+)\(|\{\{-?\s*(\w+)\(|run-operation (\w+)")
 
