@@ -23,15 +23,22 @@ OVERLAP_S = 40
 # every run's first statement waits until one moment (epoch ms, an env_value), so the processes' writes overlap
 AT_THE_BARRIER = ("select reflect('java.lang.Thread', 'sleep', "
                   f"greatest(cast(0 as bigint), {given('barrier', 0)} - unix_millis(current_timestamp())))")
-FILES = {
-    "dbt_project.yml": f"""
+
+
+def project_yml(schema: str) -> str:
+    """A project whose models write to `lakeplan_<schema>`, each waiting for the barrier's moment first."""
+    return f"""
 name: lakeplan
 version: '0.1.0'
 config-version: 2
 profile: lakeplan
 models:
-  lakeplan: {{+schema: overlap, +file_format: iceberg, +pre-hook: "{AT_THE_BARRIER}"}}
-""",
+  lakeplan: {{+schema: {schema}, +file_format: iceberg, +pre-hook: "{AT_THE_BARRIER}"}}
+"""
+
+
+FILES = {
+    "dbt_project.yml": project_yml("overlap"),
     "models/sources.yml": f"""
 version: 2
 sources:
@@ -72,15 +79,22 @@ def landed(said: list[str], barrier: Path, n: int, must: bool = True) -> bool:
     return said[-1] == "exit 0"
 
 
-def test_overlapping_runs_of_one_target_count_every_event_once(shared_catalog, tmp_path, monkeypatch):
-    monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan")
+def team_project(shared_catalog: Path, tmp_path: Path, files: dict, schema: str, table: str) -> tuple:
+    """The project of `files` (the repository's macros linked in), its barrier folder, and a SparkSql on the shared
+    catalog that has made `schema` afresh with the Iceberg table `table` (`<name> (<columns>)`) in it."""
     project, barrier = tmp_path / "project", tmp_path / "barrier"
     project.mkdir()
     (project / "macros").symlink_to(REPO / "macros")
-    write_files(project, FILES)
+    write_files(project, files)
     sql = SparkSql(shared_catalog, tmp_path / "spark_sql.log")
-    sql(f"drop schema if exists {SCHEMA} cascade", f"create schema {SCHEMA}",
-        f"create table {EVENTS} (customer int, amount bigint) using iceberg")
+    sql(f"drop schema if exists {schema} cascade", f"create schema {schema}",
+        f"create table {schema}.{table} using iceberg")
+    return project, barrier, sql
+
+
+def test_overlapping_runs_of_one_target_count_every_event_once(shared_catalog, tmp_path, monkeypatch):
+    monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan")
+    project, barrier, sql = team_project(shared_catalog, tmp_path, FILES, SCHEMA, "events (customer int, amount bigint)")
     add_events(sql, 1, 10)
     # three processes, Spark started and the project parsed; the third runs the whole project alone, then all three
     # run at once (two the target, both cold, one a different model), then the third applies what a stopped run
