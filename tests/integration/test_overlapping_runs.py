@@ -94,7 +94,8 @@ def team_project(shared_catalog: Path, tmp_path: Path, files: dict, schema: str,
 
 def test_overlapping_runs_of_one_target_count_every_event_once(shared_catalog, tmp_path, monkeypatch):
     monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan")
-    project, barrier, sql = team_project(shared_catalog, tmp_path, FILES, SCHEMA, "events (customer int, amount bigint)")
+    project, barrier, sql = team_project(shared_catalog, tmp_path, FILES, SCHEMA,
+                                         "events (customer int, amount bigint)")
     add_events(sql, 1, 10)
     # three processes, Spark started and the project parsed; the third runs the whole project alone, then all three
     # run at once (two the target, both cold, one a different model), then the third applies what a stopped run

@@ -56,8 +56,9 @@ def outcome(said: list[str], model: str) -> str:
     if " OK created " in result:
         return "nothing new" if "[NOTHING NEW" in result else "wrote"
     assert f"Runtime Error in model {model} " in shown, shown[-4000:]
-    assert (f"{SCHEMA}.{model} was changed by the run of Spark application " in shown
-            and f"this run's write was not committed and {SCHEMA}.{model} is as that run left it" in shown), shown[-4000:]
+    table = f"{SCHEMA}.{model}"
+    assert (f"{table} was changed by the run of Spark application " in shown
+            and f"this run's write was not committed and {table} is as that run left it" in shown), shown[-4000:]
     return "stopped"
 
 
