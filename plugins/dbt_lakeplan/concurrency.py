@@ -37,13 +37,19 @@ RUN_BRANCH = re.compile(r"(\S+?)\.`?branch_(lakeplan_write_\w+)`?"
 RUN_STAGING = re.compile(r"[\w.`]+__lakeplan_staging_\w+")
 
 
-def written_table(sql: str) -> str | None:
-    """The table a statement writes (the target, not its branch or staging copy), or None."""
+# the side table of an upsert's or a partial-update target's deletes (macros/tombstones/), written before the table
+TOMBSTONES = re.compile(r"__lakeplan_tombstones(`?)$")
+
+
+def written_table(sql: str, side_table: bool = False) -> str | None:
+    """The table a statement writes (the target, not its branch or staging copy, nor the side table of its
+    tombstones unless `side_table`: where a commit met another's), or None."""
     match = WRITTEN.search(sql)
     if match is None:
         return None
     table = next(group for group in match.groups() if group)
-    return RUN_STAGING.sub(lambda m: m.group(0).split("__lakeplan_staging_")[0], table.split(".branch_")[0])
+    table = RUN_STAGING.sub(lambda m: m.group(0).split("__lakeplan_staging_")[0], table.split(".branch_")[0])
+    return table if side_table else TOMBSTONES.sub(r"\1", table)
 
 
 def run_copies(sql: str) -> list[str]:
@@ -124,7 +130,8 @@ def remove_run_copies(query: Callable[[str], list], sql: str) -> None:
 def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, again: bool = False) -> str | None:
     """After a failed statement (`raw`, Spark's whole error): this run's own branch or staging copy it names is
     removed; for a write another run's commit beat (or a lock never granted), also this run's pending record, and the
-    sentence to show names the table and the Spark application of its last commit. `query` runs one statement on a
+    sentence to show names the table (the target, also where its tombstones' side table was beaten) and the Spark
+    application of the last commit to what the statement wrote. `query` runs one statement on a
     cursor of its own and returns its rows; a failure of these clean-ups leaves the sentence as it is. A fast-forward
     of main that is sent `again` (FAST_FORWARD_MET) keeps all of them, for that attempt."""
     if again and FAST_FORWARD_MET.search(f"{sql}\n{raw}") and not BEATEN.search(raw):
@@ -138,7 +145,7 @@ def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, ag
         for statement in own_pending(table, dict(query(f"show tblproperties {table}")), run):
             query(statement)
         [(snapshot, committed, application)] = query(
-            f"select snapshot_id, committed_at, summary['spark.app.id'] from {table}.snapshots "
+            f"select snapshot_id, committed_at, summary['spark.app.id'] from {written_table(sql, True)}.snapshots "
             "order by committed_at desc limit 1")
         other = f"the run of Spark application {application} (snapshot {snapshot}, committed {committed})"
     except Exception:  # the sentence stands without the other run's name; the cause is in the debug log

@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from dbt_lakeplan import explain
+from dbt_lakeplan import explain, jvm_stopped
 from dbt_lakeplan.explain_state import compare_manifests, load_manifest, manifest_nodes
 from dbt_lakeplan.manifest_fingerprints import CONFIG_KEY
 from dbt_lakeplan.materializations import is_inlined, is_stateful
 from dbt_lakeplan.node_plan import PLAN_KEY
-from dbt_lakeplan.spark_adapter import WRITE_GROUP, condensed
+from dbt_lakeplan.spark_adapter import WRITE_GROUP, condensed, jvm_gone
 
 MACRO = "lakeplan_explain_node"
 
@@ -165,7 +165,10 @@ def _session_options(spark, options: dict[str, Any]) -> Iterator[None]:
             spark.conf.unset(key) if value is None else spark.conf.set(key, value)
 
 
-def _plan_statements(spark, statements: list[str], sink_parallelism: int | None) -> list[dict[str, Any]]:
+def _plan_statements(spark, statements: list[str], sink_parallelism: int | None,
+                     model: str = "") -> list[dict[str, Any]]:
+    """Each statement's plan or Spark's sentence for it; a JVM that stopped stops the explain (jvm_stopped.py): every
+    later statement would fail the same way."""
     planned = []
     for sql in statements:
         one = explain.statement(sql)
@@ -184,6 +187,8 @@ def _plan_statements(spark, statements: list[str], sink_parallelism: int | None)
                         entry["plan"] = plan
                         entry["exchanges"] = explain.exchanges(entry["plan"], sink_parallelism)
             except Exception as error:  # Spark's sentence for this statement; the others are still planned
+                if jvm_stopped.stopped(error) or jvm_gone():
+                    raise ExplainError(jvm_stopped.explain_sentence(model)) from error
                 entry["error"] = _sentence(error)
         planned.append(entry)
     return planned
@@ -242,7 +247,8 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
     }  # fmt: skip
     if error is None and spark is not None and not member_of:
         statements = live.get("statements") or explain.split_statements(node.compiled_code or "")
-        entry["statements"] = _plan_statements(spark, statements, plan.get("distribution", {}).get("parallelism"))
+        entry["statements"] = _plan_statements(spark, statements, plan.get("distribution", {}).get("parallelism"),
+                                               node.name)
         entry["exchanges"] = [x for s in entry["statements"] for x in s.get("exchanges", [])]
         planned = any("plan" in s for s in entry["statements"])  # none: nothing sent, or Spark refused each
         entry["shuffles"] = sum(1 for x in entry["exchanges"] if x["shuffle"]) if planned else None

@@ -31,6 +31,10 @@ connection first asks who holds it (metastore_lock.py) and says so at once.
 
 Cancel: dbt-spark's session method cancels nothing. The handler refuses a cancelled model's next statement unless its
 write has committed, and the Spark jobs of each connection carry a tag its cancel stops (cancel.py).
+
+A stopped JVM: where the session method's JVM was killed or ran out of memory, every statement after it failed with
+Py4J's bare "Error while sending or receiving" or the socket's "Connection refused"; it is told as what happened to
+which model, where to look and what a rerun finds (jvm_stopped.py).
 """
 
 from __future__ import annotations
@@ -41,8 +45,8 @@ import re
 import threading
 from pathlib import Path
 
-from dbt_lakeplan import concurrency, metastore_lock, statement_options
-from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence
+from dbt_lakeplan import concurrency, jvm_stopped, metastore_lock, statement_options
+from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence, node_name
 from dbt_lakeplan.spark_setup import CONF_DIR_SETTING
 
 HIVE_LOCKS = "spark.hadoop.iceberg.engine.hive.lock-enabled"  # on where several sessions commit to one catalog
@@ -196,20 +200,50 @@ def _condense_errors(handler):
                     _cancellable(connection, sql):
                 yield
         except DbtRuntimeError as error:
-            sentence = (_cancelled(connection, sql) or _lost_to_another_run(connection, sql, error.msg)
+            sentence = (_cancelled(connection, sql) or _jvm_stopped(connection, sql, error)
+                        or _lost_to_another_run(connection, sql, error.msg)
                         or about_the_statement(condensed(error.msg), sql, error.msg))
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
         except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
-            sentence = (_cancelled(connection, sql) or _lost_to_another_run(connection, sql, str(error))
+            sentence = (_cancelled(connection, sql) or _jvm_stopped(connection, sql, error)
+                        or _lost_to_another_run(connection, sql, str(error))
                         or about_the_statement(condensed(str(error)), sql, str(error)))
             raise DbtRuntimeError(sentence) from error
         finally:
             _LAST_STATEMENT.sql = sql  # its rows are fetched after this handler (_condense_fetch_errors)
+            _LAST_STATEMENT.connection = connection
 
     exception_handler.lakeplan = True
     return exception_handler
+
+
+def _jvm_stopped(connection, sql: str, error: BaseException) -> str | None:
+    """The sentence for a statement that failed because this process's Spark JVM is gone (jvm_stopped.py), naming
+    the node of `connection` (dbt's connection name) and the table `sql` writes; None for any other failure."""
+    if not (jvm_stopped.stopped(error) or jvm_gone()):
+        return None
+    from dbt.flags import get_flags
+
+    name = getattr(connection, "name", None) or ""
+    node = f"`{node_name(name)}`" if NODE_CONNECTION.match(name) else f"dbt's `{name or 'command'}`"
+    log = os.path.join(getattr(get_flags(), "LOG_PATH", None) or "logs", "dbt.log")
+    return jvm_stopped.sentence(node, concurrency.written_table(sql), log)
+
+
+def jvm_gone() -> bool:
+    """Whether the Spark JVM this process started has ended (pyspark's gateway process is that JVM: spark-submit
+    execs it). Py4J's own error does not always say so: a call after the JVM's end fails with the socket's
+    `[Errno 111] Connection refused` alone."""
+    import sys
+
+    if "pyspark" not in sys.modules:
+        return False
+    from pyspark import SparkContext
+
+    process = getattr(SparkContext._gateway, "proc", None)
+    return process is not None and process.poll() is not None
 
 
 def _query(connection, sql: str) -> list:
@@ -330,7 +364,8 @@ def _condense_fetch_errors(fetch):
         except Exception as error:
             AdapterLogger("Spark").debug(f"Error while fetching a result:\n{error}")
             sql = getattr(_LAST_STATEMENT, "sql", "")
-            raise DbtRuntimeError(about_the_statement(condensed(str(error)), sql, str(error))) from error
+            stopped = _jvm_stopped(getattr(_LAST_STATEMENT, "connection", None), sql, error)
+            raise DbtRuntimeError(stopped or about_the_statement(condensed(str(error)), sql, str(error))) from error
 
     get_result_from_cursor.lakeplan = True
     return classmethod(get_result_from_cursor)

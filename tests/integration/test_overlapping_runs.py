@@ -23,15 +23,22 @@ OVERLAP_S = 40
 # every run's first statement waits until one moment (epoch ms, an env_value), so the processes' writes overlap
 AT_THE_BARRIER = ("select reflect('java.lang.Thread', 'sleep', "
                   f"greatest(cast(0 as bigint), {given('barrier', 0)} - unix_millis(current_timestamp())))")
-FILES = {
-    "dbt_project.yml": f"""
+
+
+def project_yml(schema: str) -> str:
+    """A project whose models write to `lakeplan_<schema>`, each waiting for the barrier's moment first."""
+    return f"""
 name: lakeplan
 version: '0.1.0'
 config-version: 2
 profile: lakeplan
 models:
-  lakeplan: {{+schema: overlap, +file_format: iceberg, +pre-hook: "{AT_THE_BARRIER}"}}
-""",
+  lakeplan: {{+schema: {schema}, +file_format: iceberg, +pre-hook: "{AT_THE_BARRIER}"}}
+"""
+
+
+FILES = {
+    "dbt_project.yml": project_yml("overlap"),
     "models/sources.yml": f"""
 version: 2
 sources:

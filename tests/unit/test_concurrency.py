@@ -50,6 +50,22 @@ def test_a_write_another_run_beat_is_one_sentence_naming_the_table_and_that_run(
     assert after_failure(query, GROUP, moved, "me").startswith("s.wide was changed by the run of Spark application")
 
 
+def test_a_beaten_write_of_the_tombstones_side_table_names_the_target_and_the_run_that_wrote_the_side_table():
+    sent = []
+
+    def query(statement):
+        sent.append(statement)
+        return [(8, "2026-01-01 00:00:00", "local-43")] if "snapshots" in statement else []
+
+    tombstones = "merge into s.current__lakeplan_tombstones as lakeplan_tombstone using (select 1) as d on true"
+    assert written_table(tombstones) == "s.current" and written_table(tombstones, side_table=True) == "s.current__lakeplan_tombstones"
+    sentence = after_failure(query, tombstones, CONFLICT, "me")
+    assert sentence.startswith("s.current was changed by the run of Spark application local-43 (snapshot 8, ")
+    assert "this run's write was not committed and s.current is as that run left it" in sentence
+    assert "from s.current__lakeplan_tombstones.snapshots" in sent[-1]
+    assert "show tblproperties s.current" in sent  # its own pending record is looked for on the target
+
+
 def test_a_lock_never_granted_names_the_table_and_how_it_clears():
     sentence = after_failure(lambda statement: [], "merge into s.t as x using v on true",
                              "CommitFailedException: Timed out after 120000 ms waiting for lock on s.t", "me")
