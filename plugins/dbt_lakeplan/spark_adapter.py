@@ -41,8 +41,8 @@ import re
 import threading
 from pathlib import Path
 
-from dbt_lakeplan import concurrency, metastore_lock, statement_options
-from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence
+from dbt_lakeplan import catalog_watch, concurrency, metastore_lock, statement_options
+from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence, node_name
 from dbt_lakeplan.spark_setup import CONF_DIR_SETTING
 
 PROVIDER_LINE = re.compile(r"^Provider: .*$", re.MULTILINE)
@@ -190,18 +190,21 @@ def _condense_errors(handler):
         session = statement_options.SESSION
         lock = session.exclusive if options else session.shared
         connection = self.get_if_exists()  # before the statement: a cancel holds dbt's lock while a commit ends
+        watch = _catalog_watch(connection)
         try:
             with lock(), handler(self, sql), _statement_options(connection, options, origin), \
-                    _cancellable(connection, sql):
+                    _cancellable(connection, sql), watch or contextlib.nullcontext():
                 yield
         except DbtRuntimeError as error:
-            sentence = (_cancelled(connection) or _lost_to_another_run(connection, sql, error.msg)
+            sentence = (_cancelled(connection) or (watch and watch.lost())
+                        or _lost_to_another_run(connection, sql, error.msg)
                         or about_the_statement(condensed(error.msg), sql, error.msg))
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
         except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
-            sentence = (_cancelled(connection) or _lost_to_another_run(connection, sql, str(error))
+            sentence = (_cancelled(connection) or (watch and watch.lost())
+                        or _lost_to_another_run(connection, sql, str(error))
                         or about_the_statement(condensed(str(error)), sql, str(error)))
             raise DbtRuntimeError(sentence) from error
         finally:
@@ -266,6 +269,29 @@ def _cancellable(connection, sql: str):
         context.addJobTag(_job_tag(connection))
     with CANCELLATIONS.statement(connection, sql):
         yield
+
+
+def _conf_dir(connection) -> str | None:
+    """The Spark settings folder a session connection's Spark starts with: the target's (`team`), else the venv's."""
+    parameters = getattr(connection.credentials, "server_side_parameters", None) or {}
+    return parameters.get(CONF_DIR_SETTING) or os.environ.get("SPARK_CONF_DIR")
+
+
+def _catalog_watch(connection) -> catalog_watch.Watch | None:
+    """A watch on the shared catalog's database for a node's statement on the session method (catalog_watch.py)."""
+    if connection is None or getattr(connection.credentials, "method", None) != "session" \
+            or not NODE_CONNECTION.match(connection.name or ""):
+        return None
+    catalog = catalog_watch.shared_catalog(_conf_dir(connection))
+    return catalog and catalog_watch.Watch(catalog, f"`{node_name(connection.name)}`", _say)
+
+
+def _say(sentence: str) -> None:
+    from dbt_common.events.base_types import EventLevel
+    from dbt_common.events.functions import fire_event
+    from dbt_common.events.types import Note
+
+    fire_event(Note(msg=sentence), level=EventLevel.WARN)
 
 
 def _cancelled(connection) -> str | None:
@@ -342,8 +368,7 @@ def _refuse_a_held_metastore(open_connection):
         from dbt_common.exceptions import DbtRuntimeError
 
         if getattr(connection.credentials, "method", None) == "session" and _spark_context(connection) is None:
-            parameters = getattr(connection.credentials, "server_side_parameters", None) or {}
-            conf_dir = parameters.get(CONF_DIR_SETTING) or os.environ.get("SPARK_CONF_DIR")  # the target's (team)
+            conf_dir = _conf_dir(connection)  # the target's (team)
             refused = (metastore_lock.metastore_in_use(conf_dir, Path.cwd(), os.getpid())
                        or metastore_lock.shared_catalog_down(conf_dir))
             if refused:
