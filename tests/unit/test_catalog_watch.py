@@ -3,7 +3,8 @@
 import socket
 from pathlib import Path
 
-from dbt_lakeplan.catalog_watch import SharedCatalog, Watch, lost_sentence, milliseconds, retrying_sentence, wait_bound_s
+from dbt_lakeplan.catalog_watch import (SharedCatalog, Watch, lost_sentence, milliseconds, retrying_sentence,
+                                        wait_bound_s)
 
 REPO = Path(__file__).resolve().parents[2]
 
