@@ -29,6 +29,10 @@ Metastore in use: the session method starts Spark at a connection's first statem
 catalog then waited 60-90 s for Hive's client to give up, naming neither the metastore nor the process. Opening the
 connection first asks who holds it (metastore_lock.py) and says so at once.
 
+Catalog down mid-run: while a node's statement runs on a shared catalog, a thread asks its database's address and
+warns when it stops answering (until when Spark retries) and when it answers again; a statement that fails while it
+does not answer is told as that, naming the model and the fix (catalog_watch.py).
+
 Cancel: dbt-spark's session method cancels nothing. The handler refuses a cancelled model's next statement unless its
 write has committed, and the Spark jobs of each connection carry a tag its cancel stops (cancel.py).
 """
