@@ -30,12 +30,14 @@ def catalog(command: str) -> None:
     assert done.returncode == 0, f"scripts/catalog.sh {command} failed:\n{done.stdout}{done.stderr}"
 
 
-def stop_catalog_while_it_runs(log: Path, case: str, back: threading.Event, back_after_s: float) -> float:
+def stop_catalog_while_it_runs(log: Path, back: threading.Event, back_after_s: float) -> float | None:
     """Stops PostgreSQL as the released run begins its write (its log says so once more), and starts it again
-    `back_after_s` later or when `back` is set; returns when it was stopped."""
+    `back_after_s` later or when `back` is set (the run ended); returns when it was stopped, None if the run ended
+    before its write."""
     before = log.read_text().count(BEFORE_THE_WRITE)
     while log.read_text().count(BEFORE_THE_WRITE) == before:
-        time.sleep(0.1)
+        if back.wait(0.1):
+            return None
     stopped = time.time()
     catalog("down")
     back.wait(back_after_s)
@@ -43,12 +45,12 @@ def stop_catalog_while_it_runs(log: Path, case: str, back: threading.Event, back
     return stopped
 
 
-def release_with_outage(runs, barrier, case: str, back_after_s: float) -> tuple[list[str], float]:
+def release_with_outage(runs, barrier: Path, case: str, back_after_s: float) -> tuple[list[str], float]:
     """Releases `case` with the catalog stopped under it, back after `back_after_s` or once the run ended; what the
     run said and seconds from the stop to its end."""
     stopped, back = [], threading.Event()
     log = barrier.parent / "project" / "logs-0" / "dbt.log"
-    stopper = threading.Thread(target=lambda: stopped.append(stop_catalog_while_it_runs(log, case, back, back_after_s)))
+    stopper = threading.Thread(target=lambda: stopped.append(stop_catalog_while_it_runs(log, back, back_after_s)))
     stopper.start()
     try:
         said = release(runs, barrier, case)[0]
@@ -56,6 +58,7 @@ def release_with_outage(runs, barrier, case: str, back_after_s: float) -> tuple[
     finally:
         back.set()
         stopper.join()
+    assert stopped[0] is not None, "the run ended before its write began:\n" + "\n".join(said)
     return said, ended - stopped[0]
 
 
