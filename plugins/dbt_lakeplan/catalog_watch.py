@@ -101,19 +101,26 @@ class Watch:
     say: Callable[[str], None]
     down_since: float | None = None
     stopped: threading.Event = field(default_factory=threading.Event)
+    probing: threading.Lock = field(default_factory=threading.Lock)
 
     def __enter__(self) -> Watch:
         threading.Thread(target=self._run, name="lakeplan-catalog-watch", daemon=True).start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, failed, *exc) -> None:
         self.stopped.set()
+        if failed is None and self.down_since is not None:  # the statement went on before a probe saw it answer
+            self.probe()
 
     def _run(self) -> None:
         while not self.stopped.wait(PROBE_EVERY_S):
             self.probe()
 
     def probe(self) -> None:
+        with self.probing:  # the thread's and the statement's end's, told once
+            self._probe()
+
+    def _probe(self) -> None:
         up, now = answers(self.catalog.host, self.catalog.port, timeout_s=PROBE_EVERY_S), time.time()
         if not up and self.down_since is None:
             self.down_since = now
