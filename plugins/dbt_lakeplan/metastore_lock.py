@@ -109,17 +109,35 @@ def metastore_in_use(conf_dir: str | None, cwd: Path, own_pid: int) -> str | Non
     return held_sentence(database, holder) if holder else None
 
 
-def shared_catalog_down(conf_dir: str | None, timeout_s: float = 5) -> str | None:
-    """The sentence for a shared catalog whose metastore database refuses a connection; None where it answers or the
-    settings name none."""
+def shared_catalog_address(conf_dir: str | None) -> tuple[str, int] | None:
+    """The host and port of the metastore database the settings in `conf_dir` name; None for the embedded default."""
     url = SHARED_URL.search(spark_settings(conf_dir))
-    if not url:
-        return None
-    host, port = url.group(1), int(url.group(2))
+    return (url.group(1), int(url.group(2))) if url else None
+
+
+def answers(host: str, port: int, timeout_s: float = 5) -> bool:
+    """Whether a connection to host:port is accepted."""
     try:
         socket.create_connection((host, port), timeout=timeout_s).close()
     except OSError:
-        return (f"The shared catalog's metastore database at {host}:{port} (the ConnectionURL in {conf_dir}/"
-                f"spark-defaults.conf) does not answer, so Spark cannot open the catalog. Fix: start it with "
-                f"`make catalog-up` (or point that URL at a running PostgreSQL), then rerun.")
-    return None
+        return False
+    return True
+
+
+def catalog_named(host: str, port: int, conf_dir: str | None) -> str:
+    """The shared catalog's database as the sentences name it, after "the": its address and where that is set."""
+    return (f"shared catalog's metastore database at {host}:{port} (the ConnectionURL in {conf_dir}/"
+            "spark-defaults.conf)")
+
+
+CATALOG_FIX = "Fix: start it with `make catalog-up` (or point that URL at a running PostgreSQL), then rerun."
+
+
+def shared_catalog_down(conf_dir: str | None, timeout_s: float = 5) -> str | None:
+    """The sentence for a shared catalog whose metastore database refuses a connection; None where it answers or the
+    settings name none."""
+    address = shared_catalog_address(conf_dir)
+    if address is None or answers(*address, timeout_s=timeout_s):
+        return None
+    return (f"The {catalog_named(*address, conf_dir)} does not answer, so Spark cannot open the catalog. "
+            f"{CATALOG_FIX}")

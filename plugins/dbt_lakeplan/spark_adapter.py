@@ -29,6 +29,10 @@ Metastore in use: the session method starts Spark at a connection's first statem
 catalog then waited 60-90 s for Hive's client to give up, naming neither the metastore nor the process. Opening the
 connection first asks who holds it (metastore_lock.py) and says so at once.
 
+Catalog down mid-run: while a node's statement runs on a shared catalog, a thread asks its database's address and
+warns when it stops answering (until when Spark retries) and when it answers again; a statement that fails while it
+does not answer is told as that, naming the model and the fix (catalog_watch.py).
+
 Cancel: dbt-spark's session method cancels nothing. The handler refuses a cancelled model's next statement unless its
 write has committed, and the Spark jobs of each connection carry a tag its cancel stops (cancel.py).
 
@@ -45,7 +49,7 @@ import re
 import threading
 from pathlib import Path
 
-from dbt_lakeplan import concurrency, jvm_stopped, metastore_lock, statement_options
+from dbt_lakeplan import catalog_watch, concurrency, jvm_stopped, metastore_lock, statement_options
 from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence, node_name
 from dbt_lakeplan.spark_setup import CONF_DIR_SETTING
 
@@ -195,19 +199,20 @@ def _condense_errors(handler):
         session = statement_options.SESSION
         lock = session.exclusive if options else session.shared
         connection = self.get_if_exists()  # before the statement: a cancel holds dbt's lock while a commit ends
+        watch = _catalog_watch(connection)
         try:
             with lock(), handler(self, sql), _statement_options(connection, options, origin), \
-                    _cancellable(connection, sql):
+                    _cancellable(connection, sql), watch or contextlib.nullcontext():
                 yield
         except DbtRuntimeError as error:
-            sentence = (_cancelled(connection, sql) or _jvm_stopped(connection, sql, error)
+            sentence = (_cancelled(connection, sql) or (watch and watch.lost()) or _jvm_stopped(connection, sql, error)
                         or _lost_to_another_run(connection, sql, error.msg)
                         or about_the_statement(condensed(error.msg), sql, error.msg))
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
         except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
-            sentence = (_cancelled(connection, sql) or _jvm_stopped(connection, sql, error)
+            sentence = (_cancelled(connection, sql) or (watch and watch.lost()) or _jvm_stopped(connection, sql, error)
                         or _lost_to_another_run(connection, sql, str(error))
                         or about_the_statement(condensed(str(error)), sql, str(error)))
             raise DbtRuntimeError(sentence) from error
@@ -303,6 +308,29 @@ def _cancellable(connection, sql: str):
         yield
 
 
+def _conf_dir(connection) -> str | None:
+    """The Spark settings folder a session connection's Spark starts with: the target's (`team`), else the venv's."""
+    parameters = getattr(connection.credentials, "server_side_parameters", None) or {}
+    return parameters.get(CONF_DIR_SETTING) or os.environ.get("SPARK_CONF_DIR")
+
+
+def _catalog_watch(connection) -> catalog_watch.Watch | None:
+    """A watch on the shared catalog's database for a node's statement on the session method (catalog_watch.py)."""
+    if connection is None or getattr(connection.credentials, "method", None) != "session" \
+            or not NODE_CONNECTION.match(connection.name or ""):
+        return None
+    catalog = catalog_watch.shared_catalog(_conf_dir(connection))
+    return catalog and catalog_watch.Watch(catalog, f"`{node_name(connection.name)}`", _say)
+
+
+def _say(sentence: str) -> None:
+    from dbt_common.events.base_types import EventLevel
+    from dbt_common.events.functions import fire_event
+    from dbt_common.events.types import Note
+
+    fire_event(Note(msg=sentence), level=EventLevel.WARN)
+
+
 def _cancelled(connection, sql: str) -> str | None:
     """The sentence for a statement that failed because its model was cancelled before its write committed; the
     run's own branch or staging copy it names is removed, so a cancelled write leaves nothing behind."""
@@ -380,8 +408,7 @@ def _refuse_a_held_metastore(open_connection):
         from dbt_common.exceptions import DbtRuntimeError
 
         if getattr(connection.credentials, "method", None) == "session" and _spark_context(connection) is None:
-            parameters = getattr(connection.credentials, "server_side_parameters", None) or {}
-            conf_dir = parameters.get(CONF_DIR_SETTING) or os.environ.get("SPARK_CONF_DIR")  # the target's (team)
+            conf_dir = _conf_dir(connection)  # the target's (team)
             refused = (metastore_lock.metastore_in_use(conf_dir, Path.cwd(), os.getpid())
                        or metastore_lock.shared_catalog_down(conf_dir))
             if refused:
