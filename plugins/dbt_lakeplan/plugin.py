@@ -15,8 +15,10 @@ import functools
 import os
 from typing import Any
 
+from dbt.events.types import JinjaLogWarning
 from dbt.parser.manifest import ManifestLoader
 from dbt.plugins.manager import dbt_hook, dbtPlugin
+from dbt_common.events.functions import warn_or_error
 
 from dbt_lakeplan.artifacts import FINGERPRINTS_FILE, SINK_REUSE_FILE, SQL_CACHE_FILE, JsonArtifact, read_cache, write_cache
 from dbt_lakeplan.manifest_fingerprints import apply_fingerprints
@@ -24,6 +26,7 @@ from dbt_lakeplan import compiled_write, manifest_reuse, package_yaml, session_c
 from dbt_lakeplan.planner import plan_project
 
 REPORTS_ATTRIBUTE = "_lakeplan_reports"
+LAKEPLANS_INCREMENTAL = "lakeplan.materialization_incremental_spark"  # what a project's own override returns
 
 
 def project_default_vars(config) -> dict[str, Any]:
@@ -31,6 +34,26 @@ def project_default_vars(config) -> dict[str, Any]:
     declared = config.vars.to_dict()
     scoped = declared.get(config.project_name, {})
     return {**{k: v for k, v in declared.items() if not isinstance(v, dict)}, **scoped}
+
+
+def warn_without_lakeplans_incremental(manifest, project_name: str) -> None:
+    """A project that has lakeplan as a package runs its incremental models on dbt-spark's materialization unless
+    its own macros name lakeplan's: dbt 1.11 takes a package's materialization of a built-in name only from the root
+    project (require_explicit_package_overrides_for_builtin_materializations), and says nothing. Without lakeplan's,
+    two overlapping runs of an `append` model on a shared catalog store the new rows twice (docs/team.md)."""
+    found = manifest.find_materialization_macro_by_name(project_name, "incremental", "spark")
+    if found is None or found.package_name == "lakeplan" or LAKEPLANS_INCREMENTAL in found.macro_sql:
+        return
+    models = sorted(node.name for node in manifest.nodes.values() if node.resource_type == "model"
+                    and node.config.materialized == "incremental" and node.config.enabled)  # fmt: skip
+    if models:
+        warn_or_error(JinjaLogWarning(msg=(
+            f"lakeplan: incremental model{'s' if len(models) > 1 else ''} {', '.join(f'`{m}`' for m in models)} "
+            f"run{'' if len(models) > 1 else 's'} on dbt-spark's incremental materialization, not lakeplan's, so on a "
+            "shared catalog (targets team, cluster) two overlapping runs of an append model store the new rows "
+            "twice. Fix: add macros/lakeplan_incremental.sql holding `{% materialization incremental, adapter='spark', "
+            "supported_languages=['sql', 'python'] %}{{ return(lakeplan.materialization_incremental_spark()) }}"
+            "{% endmaterialization %}` (README, \"lakeplan in an existing dbt project\").")))
 
 
 def _with_lakeplan(load):
@@ -42,6 +65,7 @@ def _with_lakeplan(load):
         sql_cache = read_cache(cache_path)
         cached = dict(sql_cache)
         settings, sink_reuse = plan_project(manifest, {**defaults, **config.cli_vars})
+        warn_without_lakeplans_incremental(manifest, config.project_name)
         reports = {
             SINK_REUSE_FILE: sink_reuse,
             FINGERPRINTS_FILE: apply_fingerprints(manifest, settings.fingerprint_version, defaults, sql_cache),

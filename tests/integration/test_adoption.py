@@ -36,6 +36,10 @@ models:
     "models/customer_spent.sql": (
         "{{ config(partial_update_target='customer_wide') }}\n"
         "select customer_id, sum(amount) as spent from {{ ref('orders') }} group by customer_id"),
+    # a plain dbt incremental model: lakeplan's materialization, through the README's macros file
+    "models/orders_log.sql": (
+        "{{ config(materialized='incremental') }}\nselect * from {{ ref('orders') }}\n"
+        "{% if is_incremental() %}where order_id > (select max(order_id) from {{ this }}){% endif %}"),
     # the exact rows of the target, as a data test that `dbt build` runs
     "tests/customer_wide_rows.sql": """
 select * from {{ ref('customer_wide') }}
@@ -47,7 +51,7 @@ select null, null, null from {{ ref('customer_wide') }} having count(*) != 3
 
 
 def readme_steps() -> tuple[list[str], dict[str, str]]:
-    """The README section's shell commands and its files (a YAML block whose first line names its file)."""
+    """The README section's shell commands and its files (a YAML or SQL block whose first line names its file)."""
     readme = (REPO / "README.md").read_text()
     section = readme.split("## lakeplan in an existing dbt project", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```(\w+)\n(.*?)```", section, re.DOTALL)
@@ -55,8 +59,8 @@ def readme_steps() -> tuple[list[str], dict[str, str]]:
     commands = [line.split("  #", 1)[0].strip() for line in shell.splitlines() if line.strip()]
     files = {}
     for kind, text in blocks:
-        if kind == "yaml":
-            name = text.splitlines()[0].lstrip("# ").split(",")[0].split(":")[0]
+        if kind in ("yaml", "sql"):
+            name = text.splitlines()[0].lstrip("#- ").split(",")[0].split(":")[0]
             files[name] = text
     return commands, files
 
@@ -95,8 +99,9 @@ def test_the_readme_adoption_steps_build_a_lakeplan_model_in_a_new_project(tmp_p
     venv = make_venv(root)
     commands, files = readme_steps()
     assert commands[:2] == ["pip install <path to lakeplan>", "lakeplan setup-spark"]
-    assert set(files) == {"packages.yml", "dbt_project.yml", "profiles.yml"}
+    assert set(files) == {"packages.yml", "dbt_project.yml", "macros/lakeplan_incremental.sql", "profiles.yml"}
     for name, text in files.items():
+        (root / name).parent.mkdir(exist_ok=True)
         with open(root / name, "a") as file:
             file.write(filled_in(text))
     # pip without dependencies: they are on the venv's path already (see above)
@@ -116,6 +121,12 @@ def test_the_readme_adoption_steps_build_a_lakeplan_model_in_a_new_project(tmp_p
     assert "WARN" not in parse, parse
     build = shell(root, venv, "dbt build")
     assert "Completed successfully" in build and "WARN=0" in build, build
-    # lakeplan's state check (the README's on-run-start), 2 seeds, the target (its members inside it), 1 test
-    assert "1 operation" in build and re.search(r"PASS=(\d+)", build).group(1) == "5"
+    # lakeplan's state check (the README's on-run-start), 2 seeds, the target (its members inside it), the
+    # incremental model, 1 test
+    assert "1 operation" in build and re.search(r"PASS=(\d+)", build).group(1) == "6"
     assert "market_segments" not in build and "customer_segments_snapshot" not in build
+    # dbt's own incremental materialization in effect (the README's macros file left out) is said, not silent
+    (root / "macros" / "lakeplan_incremental.sql").unlink()
+    parse = shell(root, venv, "dbt parse")
+    assert ("lakeplan: incremental model `orders_log` runs on dbt-spark's incremental materialization, not lakeplan's"
+            in " ".join(parse.split())), parse
