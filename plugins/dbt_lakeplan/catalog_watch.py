@@ -10,6 +10,7 @@ that fails while it did not answer is told as the catalog's outage (`lost_senten
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -61,8 +62,10 @@ class SharedCatalog:
         return catalog_named(self.host, self.port, self.conf_dir)
 
 
+@functools.lru_cache(maxsize=None)
 def shared_catalog(conf_dir: str | None) -> SharedCatalog | None:
-    """The shared catalog the settings in `conf_dir` name; None for the embedded one."""
+    """The shared catalog the settings in `conf_dir` name; None for the embedded one. Read once per folder: a process's
+    Spark keeps the settings it started with, and every statement of a run asks."""
     address = shared_catalog_address(conf_dir)
     if address is None:
         return None
