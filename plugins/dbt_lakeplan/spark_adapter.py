@@ -378,21 +378,23 @@ def _cancel_writes(cancel, cancel_open):
 def _condense_fetch_errors(fetch):
     """dbt runs a query's statement inside dbt-spark's error handler but fetches its rows outside it; Spark runs a
     SELECT only when its rows are fetched, so a failure there (a cancelled job, a row guard) reached dbt as a
-    Python traceback. It becomes the same one-sentence dbt error, the whole text in the debug log."""
+    Python traceback. It becomes the same one-sentence dbt error, the whole text in the debug log; the shared
+    catalog's watch covers the fetch as it covers the statement (a SELECT waits for the catalog here)."""
 
     def get_result_from_cursor(cls, cursor, limit):
         from dbt.adapters.events.logging import AdapterLogger
         from dbt_common.exceptions import DbtRuntimeError
 
+        connection, sql = getattr(_LAST_STATEMENT, "connection", None), getattr(_LAST_STATEMENT, "sql", "")
+        watch = _catalog_watch(connection)  # a SELECT reads the catalog here, not in its statement
         try:
-            with statement_options.SESSION.shared():  # Spark runs a SELECT as its rows are fetched
+            with statement_options.SESSION.shared(), watch or contextlib.nullcontext():
                 return fetch(cls, cursor, limit)
         except DbtRuntimeError:
             raise
         except Exception as error:
             AdapterLogger("Spark").debug(f"Error while fetching a result:\n{error}")
-            sql = getattr(_LAST_STATEMENT, "sql", "")
-            stopped = _jvm_stopped(getattr(_LAST_STATEMENT, "connection", None), sql, error)
+            stopped = (watch and watch.lost()) or _jvm_stopped(connection, sql, error)
             raise DbtRuntimeError(stopped or about_the_statement(condensed(str(error)), sql, str(error))) from error
 
     get_result_from_cursor.lakeplan = True
