@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).parent
+# what `go-<case>` holds where run_dbt.py's runs wait for one moment (harness.release)
+TOGETHER = "together"
 
 
 def environment(conf_dir: Path) -> dict[str, str]:
@@ -86,16 +88,19 @@ def errors(barrier: Path, n: int) -> str:
     return "\n".join(line for line in said if "Exception" in line or "Error" in line)[-3000:]
 
 
-def release(processes: list, barrier: Path, case: str) -> dict[int, list[str]]:
+def release(processes: list, barrier: Path, case: str, wait: bool | None = None) -> dict[int, list[str]]:
     """Lets every process still running (not one the test killed) go on with `case` at once; returns the lines of
     each until it says `done <case>`. The first that ends before stops the others at once (`<barrier>/stop`, which
     writer.meet reads, so none waits for it at a round's barrier) and fails the test naming it, with its last lines;
-    every later release then fails at once with that."""
+    every later release then fails at once with that. run_dbt.py's runs wait for their moment (their delay after the
+    release) where `wait`, by default where more than one process is released."""
     stop = barrier / "stop"
     if stop.exists():
         raise AssertionError(f"the writers stopped in an earlier case: {stop.read_text()}")
-    (barrier / f"go-{case}").touch()
     running = {n: process for n, process in enumerate(processes) if process.poll() is None}
+    staged = barrier / f".go-{case}"  # renamed into place: a process reads it whole or not at all
+    staged.write_text(TOGETHER if (len(running) > 1 if wait is None else wait) else "")
+    staged.rename(barrier / f"go-{case}")
     lines, said = {n: [] for n in running}, queue.Queue()
     for n, process in running.items():
         threading.Thread(target=forward, args=(n, process, f"done {case}", said), daemon=True).start()

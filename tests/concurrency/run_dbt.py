@@ -4,7 +4,7 @@ others reusing its parse, as writer.py's writers do), says it is ready, then run
 each case's command when the test releases that case (harness.release), given that one parse, and prints `exit 0`
 (or 1) and `done <case>` after dbt's own output. Each run's first statement waits until <delay> seconds after the
 release (the project's pre-hook reads that moment), so the writes of runs released together overlap however long
-each took to begin.
+each took to begin (where the test released more than this process).
 
 A case `<case>=sql <statement>` runs the statement on another session of this process's Spark (one application, as
 every client of the Thrift Server is), in a thread of its own: the test releases it (`go-<case>`) while a dbt command
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from harness import TOGETHER
 from writer import parsed_once, released
 
 BARRIER_VALUE = "LAKEPLAN_TEST_BARRIER"  # what the pre-hook waits for: tests/conftest.py's env_value('barrier', 0)
@@ -29,7 +30,8 @@ BARRIER_VALUE = "LAKEPLAN_TEST_BARRIER"  # what the pre-hook waits for: tests/co
 def run(manifest, own: list[str], command: str, go: Path, delay: float) -> None:
     from dbt.cli.main import dbtRunner
 
-    os.environ[BARRIER_VALUE] = str(int((go.stat().st_mtime + delay) * 1000))
+    together = go.read_text() == TOGETHER  # a process released alone does not wait
+    os.environ[BARRIER_VALUE] = str(int((go.stat().st_mtime + (delay if together else 0)) * 1000))
     result = dbtRunner(manifest=manifest).invoke([*command.split(), *own])
     print(f"exit {int(not result.success)}", flush=True)
 

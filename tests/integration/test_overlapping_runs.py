@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.concurrency.harness import HERE, SparkSql, release, start_at_barrier
-from tests.conftest import REPO, given, write_files
+from tests.conftest import REPO, env_value, write_files
 
 pytestmark = pytest.mark.team_catalog  # a stage of its own: `make test-team` (docs/testing.md)
 
@@ -18,11 +18,13 @@ SCHEMA = "lakeplan_overlap"
 EVENTS = f"{SCHEMA}.events"
 TARGET_RUN = "run --select spent totals"
 # the overlapping runs' models start their first statement together (AT_THE_BARRIER), this long after their release:
-# a cold dbt process took about 20 s to reach it at load 5
-OVERLAP_S = 40
-# every run's first statement waits until one moment (epoch ms, an env_value), so the processes' writes overlap
-AT_THE_BARRIER = ("select reflect('java.lang.Thread', 'sleep', "
-                  f"greatest(cast(0 as bigint), {given('barrier', 0)} - unix_millis(current_timestamp())))")
+# a warm dbt process (its parse done) reaches it in a few seconds, in about 10 at load 5
+OVERLAP_S = 20
+# every run's first statement waits until one moment (epoch ms, an env_value), so the processes' writes overlap. A hook
+# of dbt-spark's session method that is a query is never run (Spark's SELECT is lazy, and dbt fetches no hook's rows):
+# run_query fetches the sleep's one row, so the wait happens
+AT_THE_BARRIER = ("{% do run_query(\"select reflect('java.lang.Thread', 'sleep', greatest(cast(0 as bigint), \" ~ "
+                  + env_value("barrier", 0) + " ~ \" - unix_millis(current_timestamp())))\") %}")
 
 
 def project_yml(schema: str) -> str:
@@ -33,7 +35,7 @@ version: '0.1.0'
 config-version: 2
 profile: lakeplan
 models:
-  lakeplan: {{+schema: {schema}, +file_format: iceberg, +pre-hook: "{AT_THE_BARRIER}"}}
+  lakeplan: {{+schema: {schema}, +file_format: iceberg, +pre-hook: {json.dumps(AT_THE_BARRIER)}}}
 """
 
 
