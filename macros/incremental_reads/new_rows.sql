@@ -57,8 +57,9 @@
     {%- set since = lakeplan.lakeplan_lineage(relation) -%}
     {%- set current = since[-1].id if since else none -%}
     {%- set consumer = lakeplan.lakeplan_consumer() -%}
-    {%- if consumer is not none and not flags.FULL_REFRESH and lakeplan.lakeplan_plan().get('member_of') -%}
-        {%- do lakeplan.lakeplan_note_consumed_base(consumer) -%}{#- a partial-update target's: plan.sql -#}
+    {%- if consumer is not none and not consumer.is_view and not flags.FULL_REFRESH
+        and lakeplan.lakeplan_writes_onto_consumed_base() -%}
+        {%- do lakeplan.lakeplan_note_consumed_base(consumer) -%}
     {%- endif -%}
     {%- set consumed = none if flags.FULL_REFRESH or consumer is none
         else lakeplan.lakeplan_consumed(consumer).get(relation | string) -%}
@@ -213,6 +214,27 @@
 {% macro lakeplan_consumed_base(relation) %}
     {%- set bases = lakeplan.lakeplan_invocation_cache('lakeplan_consumed_base') -%}
     {{ return(bases.get(lakeplan.lakeplan_relation_name(relation))) }}
+{% endmacro %}
+
+{#- Whether the write of the model being compiled applies what it reads with new_rows onto the snapshot its table was
+    at when its consumed record was read (lakeplan_write_base): a partial-update target's (its members read; plan.sql)
+    and an upsert's. Each sets its consumed record to what it read, so a write that another run's commit had overtaken
+    would set that record back and, in an upsert without `sequence_by`, write older values over newer ones. -#}
+{% macro lakeplan_writes_onto_consumed_base() %}
+    {%- set plan = lakeplan.lakeplan_plan() -%}
+    {{ return(true if plan.get('member_of') or plan.kind.changelog else false) }}
+{% endmacro %}
+
+{#- The snapshot a write into the existing `relation` that applies what `read` (lakeplan_new_rows_read) found commits
+    onto (lakeplan_unmoved_check): none where it `creates` the table or reads nothing with new_rows. -#}
+{% macro lakeplan_write_base(relation, read, creates) %}
+    {{ return(lakeplan.lakeplan_consumed_base(relation) if read.inputs and not creates else none) }}
+{% endmacro %}
+
+{#- The rows of `source` (a query in parentheses or a view) a write sends under the condition `unmoved`
+    (lakeplan_unmoved_check; none: `source` as it is). -#}
+{% macro lakeplan_unmoved_rows(source, unmoved) %}
+    {{ return('(select * from ' ~ source ~ ' as lakeplan_unmoved where ' ~ unmoved ~ ')' if unmoved else source) }}
 {% endmacro %}
 
 {#- A condition for the rows a write sends into `relation`: true while its main is still at `base`, else the write

@@ -2,9 +2,13 @@
 changelog read whole and, in a second upsert, through `new_rows`: either both runs land, every change applied once
 (the latest per key by its sequence, deletes remembered), or the later one stops with one sentence naming the table
 and the run that committed first (docs/errors.md row 141) and the table is exactly as the first left it; no run
-leaves a branch, staging table or pending consumed record behind, and a rerun converges to the right table."""
+leaves a branch, staging table or pending consumed record behind, and a rerun converges to the right table. A run of
+an upsert without `sequence_by` over `new_rows` that read its inputs before another run applied newer changes to the
+same keys never writes its older values over them (issue 46)."""
 
 import json
+import threading
+import time
 
 import pytest
 
@@ -118,3 +122,72 @@ def test_overlapping_runs_of_one_upsert_apply_every_change_once(shared_catalog, 
     # no staging table; the tombstones' side tables are the upserts' own (their deletes have a sequence)
     assert sorted(t["tableName"] for t in tables) == sorted(
         ["changes", *MODELS, *[f"{model}__lakeplan_tombstones" for model in MODELS]])
+
+
+# an upsert without `sequence_by` over new_rows: a change of a later batch replaces its key's row whatever it holds
+LATEST = {
+    "dbt_project.yml": project_yml("overlap_upsert"),
+    "models/sources.yml": FILES["models/sources.yml"],
+    "models/latest.sql": "{{ config(materialized='upsert', unique_key='id', op_column='op') }}\n"
+                         "select id, op, val from {{ lakeplan.new_rows(source('cdc', 'changes')) }}",
+}
+# the stale run's write waits this long after its release: its compile, the other run's whole run and the batch
+# between them fit in it on a busy machine
+STALE_S = 100
+
+
+def test_a_run_that_read_older_changes_does_not_write_them_over_a_later_runs(shared_catalog, tmp_path, monkeypatch):
+    """Run A compiles (new_rows fixes the snapshots it reads: batch 1) and waits; batch 2 updates the same keys and
+    run B applies it and commits; then A writes. A must stop with row 141's sentence (or write nothing stale): the
+    table keeps batch 2's values and the consumed record stays at the head B read. Before, A's MERGE, planned after
+    B's commit, met no conflict: it wrote batch 1's values over batch 2's and set the consumed record back."""
+    project, barrier, sql = prepared(shared_catalog, tmp_path, monkeypatch, LATEST, SOURCE,
+                                     "id int, op string, val string")
+
+    def add_values(values: list[tuple]) -> int:
+        sql(f"insert into {SOURCE} values " + ", ".join(f"({k}, '{op}', '{val}')" for k, op, val in values))
+        return sql(f"select snapshot_id from {SOURCE}.refs where name = 'main'")[0][0]["snapshot_id"]
+
+    add_values([(1, "+I", "a0"), (2, "+I", "b0")])
+    # A waits in its process's first case (its pre-hook's moment, read from the environment of that run); B, in the
+    # process that created the table, waits for no moment
+    runs = start_at_barrier([dbt_process(0, project, barrier, 0, "first=run", "b=run --select latest"),
+                             dbt_process(1, project, barrier, STALE_S, "a=run --select latest")],
+                            shared_catalog, barrier)
+    stale = {}
+    try:
+        [first] = release(runs[:1], barrier, "first").values()
+        landed(first, barrier, 0)
+        add_values([(1, "+U", "a1"), (2, "+U", "b1")])
+        waiting = threading.Thread(target=lambda: stale.update(release(runs[1:], barrier, "a", wait=True)), daemon=True)
+        waiting.start()
+        while not (barrier / "go-a").exists():  # the thread's release touches it
+            time.sleep(0.1)
+        moment = (barrier / "go-a").stat().st_mtime + STALE_S
+        compiled = project / "target-1" / "compiled" / "lakeplan" / "models" / "latest.sql"
+        while not compiled.exists():  # A has compiled (dbt writes the SQL before it runs the materialization)
+            assert time.time() < moment - 60 and waiting.is_alive(), "run A did not compile in time"
+            time.sleep(0.5)
+        assert "lakeplan new_rows: " in compiled.read_text()
+        head = add_values([(1, "+U", "a2"), (2, "+U", "b2")])
+        [applied] = release(runs[:1], barrier, "b").values()
+        landed(applied, barrier, 0)
+        assert time.time() < moment, "run B ended after run A's write began: raise STALE_S"
+        waiting.join(timeout=STALE_S + 600)
+        assert not waiting.is_alive(), "run A did not end"
+        rows, properties, refs = sql(f"select id, val from {SCHEMA}.latest",
+                                     f"show tblproperties {SCHEMA}.latest",
+                                     f"select name from {SCHEMA}.latest.refs where type = 'BRANCH'")
+    finally:
+        for process in runs:
+            process.kill()
+        sql.close()
+    said = stale[0]  # process 1's lines (release numbers the processes it is given)
+    landed(said, barrier, 1, must=False)
+    print(f"a run that read older changes: {outcome(said, 'latest')}")
+    assert outcome(said, "latest") in ("stopped", "nothing new"), said[-40:]
+    assert {row["id"]: row["val"] for row in rows} == {1: "a2", 2: "b2"}  # before: a1, b1 (A's stale write)
+    consumed = {row["key"]: row["value"] for row in properties}
+    assert json.loads(consumed["lakeplan.consumed"]) == {SOURCE: head}  # before: batch 1's head, set back
+    assert "lakeplan.consumed.pending" not in consumed
+    assert [ref["name"] for ref in refs] == ["main"]

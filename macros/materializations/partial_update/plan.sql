@@ -110,7 +110,7 @@
     {%- set after = [] -%}
     {%- set commit = lakeplan.lakeplan_commit_marker(target) -%}
     {#- what the members read with new_rows is applied onto the snapshot its consumed record was read at -#}
-    {%- set base = lakeplan.lakeplan_consumed_base(target) if read.inputs and not creates else none -%}
+    {%- set base = lakeplan.lakeplan_write_base(target, read, creates) -%}
     {%- do spec.update({'unmoved': lakeplan.lakeplan_unmoved_check(target, base)}) -%}
     {%- if write_groups | length == 1 -%}
         {%- set writes = [{'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
@@ -212,8 +212,8 @@
     {#- a shuffled collapse is distributed on the key into `parallelism` partitions already -#}
     {%- set parallelism = none if layout.shuffled else write_group.group.parallelism -%}
     {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed, parallelism, spec.unique_key) ~ '\n)' -%}
-    {%- if spec.get('unmoved') and into is none and not creates -%}
-        {%- set source = '(select * from ' ~ source ~ ' as lakeplan_unmoved where ' ~ spec.unmoved ~ ')' -%}
+    {%- if into is none and not creates -%}
+        {%- set source = lakeplan.lakeplan_unmoved_rows(source, spec.get('unmoved')) -%}
     {%- endif -%}
     {%- set merges = not creates and write_group.group.write_mode != 'overwrite' -%}
     {%- set options = lakeplan.lakeplan_merge_session_options(target, write_group.group.write_options, staging,

@@ -64,6 +64,10 @@
         {%- do lakeplan.lakeplan_log_whole_reads(model.name, lakeplan.lakeplan_compiled_sql()) -%}
         {%- set consumed = lakeplan.lakeplan_consumed_sql(target_relation, new_rows_read) -%}
         {%- for statement in consumed.before -%}{%- do lakeplan.lakeplan_execute(statement) -%}{%- endfor -%}
+        {#- onto the snapshot the table was at when its consumed record was read: else another run has applied those
+            changes, or newer ones, since -#}
+        {%- set unmoved = lakeplan.lakeplan_unmoved_check(target_relation,
+            lakeplan.lakeplan_write_base(target_relation, new_rows_read, creates)) -%}
         {%- set change = lakeplan.lakeplan_change_mode(target_relation, 'select 1 from ' ~ changes_relation) -%}
         {%- do lakeplan.lakeplan_log_change_mode(change) -%}
         {%- if change.sql -%}{%- do lakeplan.lakeplan_execute(change.sql) -%}{%- endif -%}
@@ -72,7 +76,8 @@
                 change_mode=change.mode)) }}
             {{- lakeplan.lakeplan_commit_marker(target_relation) }}
             {{- lakeplan.lakeplan_upsert_label(spec) }}
-            {{- lakeplan.lakeplan_upsert_merge_sql(target_relation, changes_relation, spec, columns) }}
+            {{- lakeplan.lakeplan_upsert_merge_sql(target_relation,
+                lakeplan.lakeplan_unmoved_rows(changes_relation, unmoved), spec, columns) }}
         {%- endcall -%}
         {%- do lakeplan.lakeplan_record_after_write(target_relation, consumed.after) -%}
     {%- endif -%}
