@@ -117,26 +117,33 @@ def own_pending(table: str, properties: dict, run: str) -> list[str]:
     return [f"alter table {table} unset tblproperties if exists ('{PENDING}')"]
 
 
-def remove_run_copies(query: Callable[[str], list], sql: str) -> None:
+def remove_run_copies(query: Callable[[str], list], sql: str, say: Callable[[str], None]) -> None:
     """Removes this run's own branch and staging copy that `sql` (a statement that failed, or that a cancel stopped or
-    refused) names."""
-    try:
-        for statement in run_copies(sql):
-            query(statement)
-    except Exception:  # a lost session: the copy stays, under a name no other run uses
-        pass
+    refused) names, each a metadata commit sent again while another run's commit meets it (metadata_commit: the
+    other run's own clean-up at the same moment). One that still fails stays, under a name no other run uses, and
+    `say` tells the user how to remove it."""
+    for statement in run_copies(sql):
+        try:
+            metadata_commit(lambda: query(statement))
+        except Exception as error:  # a lost session, or a table another run keeps changing
+            cause = str(getattr(error, "msg", error)).strip().splitlines() or ["no message"]
+            say(f"lakeplan: this run's copy stays after `{statement}` failed ({cause[0][:200]}); it holds no "
+                f"committed data and no other run uses its name. Fix: run `{statement}` once no run of "
+                f"{written_table(sql) or 'the table'} is under way.")
 
 
-def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, again: bool = False) -> str | None:
+def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, say: Callable[[str], None],
+                  again: bool = False) -> str | None:
     """After a failed statement (`raw`, Spark's whole error): this run's own branch or staging copy it names is
     removed; for a write another run's commit beat (or a lock never granted), also this run's pending record, and the
     sentence to show names the table (the target, also where its tombstones' side table was beaten) and the Spark
-    application of the last commit to what the statement wrote. `query` runs one statement on a
-    cursor of its own and returns its rows; a failure of these clean-ups leaves the sentence as it is. A fast-forward
+    application of the commit at the head of main of what the statement wrote. `query` runs one statement on a
+    cursor of its own and returns its rows; a copy that stays is told through `say` (remove_run_copies), and a
+    failure of the other clean-ups leaves the sentence as it is. A fast-forward
     of main that is sent `again` (FAST_FORWARD_MET) keeps all of them, for that attempt."""
     if again and FAST_FORWARD_MET.search(f"{sql}\n{raw}") and not BEATEN.search(raw):
         return None
-    remove_run_copies(query, sql)
+    remove_run_copies(query, sql, say)
     table = written_table(sql)
     if table is None or not (CONFLICT.search(raw) or LOCK_TIMEOUT.search(raw)):
         return None
@@ -144,9 +151,10 @@ def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, ag
     try:
         for statement in own_pending(table, dict(query(f"show tblproperties {table}")), run):
             query(statement)
+        written = written_table(sql, True)  # main's head: this run's own branch may hold a later snapshot
         [(snapshot, committed, application)] = query(
-            f"select snapshot_id, committed_at, summary['spark.app.id'] from {written_table(sql, True)}.snapshots "
-            "order by committed_at desc limit 1")
+            f"select snapshot_id, committed_at, summary['spark.app.id'] from {written}.snapshots "
+            f"where snapshot_id = (select snapshot_id from {written}.refs where name = 'main')")
         other = f"the run of Spark application {application} (snapshot {snapshot}, committed {committed})"
     except Exception:  # the sentence stands without the other run's name; the cause is in the debug log
         pass

@@ -266,7 +266,7 @@ def _lost_to_another_run(connection, sql: str, raw: str) -> str | None:
     from dbt_common.invocation import get_invocation_id
 
     return concurrency.after_failure(lambda statement: _query(connection, statement), sql, raw, get_invocation_id(),
-                                     again=getattr(_SENT_AGAIN, "on", False))
+                                     _say, again=getattr(_SENT_AGAIN, "on", False))
 
 
 def _statement_options(connection, options: dict, origin: str):
@@ -336,7 +336,7 @@ def _cancelled(connection, sql: str) -> str | None:
     run's own branch or staging copy it names is removed, so a cancelled write leaves nothing behind."""
     if connection is None or not CANCELLATIONS.is_cancelled(connection) or CANCELLATIONS.past_commit(connection):
         return None
-    concurrency.remove_run_copies(lambda statement: _query(connection, statement), sql)
+    concurrency.remove_run_copies(lambda statement: _query(connection, statement), sql, _say)
     return cancelled_sentence(connection.name)
 
 

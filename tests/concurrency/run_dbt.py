@@ -53,6 +53,7 @@ def main(n: int, project: Path, barrier: Path, delay: float, cases: list[str]) -
     commands = dict(case.split("=", 1) for case in cases)
     spark = SparkSession.builder.enableHiveSupport().getOrCreate()
     spark.sql("show databases").collect()  # open before the barrier
+    (barrier / f"application-{n}").write_text(spark.sparkContext.applicationId)  # the sentences name it
     for case in [case for case, command in commands.items() if command.startswith("sql ")]:
         threading.Thread(target=other_session, args=(spark, barrier, case, commands.pop(case)[4:]),
                          daemon=True).start()

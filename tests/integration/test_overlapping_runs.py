@@ -4,6 +4,7 @@ sentence naming the table and the run that committed first, and in the end every
 the consumed record is the input's head, and no run left a branch or staging table behind."""
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -202,9 +203,13 @@ def test_overlapping_runs_of_one_incremental_model_add_each_row_once(shared_cata
         for n in (0, 1):
             if not landed(said[n], barrier, n, must=False):
                 shown = "\n".join(said[n])  # a failed run stops with the sentence, naming the table and the run
-                beaten[n] = [name for name in INCREMENTAL_MODELS
-                             if f"{INCREMENTAL_SCHEMA}.{name} was changed by the run of Spark application" in shown]
+                named = {name: re.findall(rf"{INCREMENTAL_SCHEMA}\.{name} was changed by the run of Spark "
+                                          r"application (\S+) ", shown) for name in INCREMENTAL_MODELS}
+                beaten[n] = [name for name in INCREMENTAL_MODELS if named[name]]
                 assert beaten[n], shown[-4000:]
+                # the other process's run, not this run's own (its branch's snapshot, newer: seen in a trial)
+                other = (barrier / f"application-{1 - n}").read_text()
+                assert all(set(named[name]) == {other} for name in beaten[n]), (other, named)
         print(f"overlapping incremental runs: beaten {beaten}")
         for name in INCREMENTAL_MODELS:
             assert len([n for n in beaten if name in beaten[n]]) <= 1  # the first to commit lands
