@@ -25,7 +25,8 @@ def member(
     """The member a model is, checked against its target's declaration; None when it cannot be one.
     `targets`: name -> (node, settings) of every target; `materialized`: name -> materialization of every model."""
     name, target_name = node.name, settings.partial_update_target
-    fix = "Fix: point partial_update_target at a model whose SQL is `{{ partial_update_target() }}`."
+    fix = ("Fix: point partial_update_target at a model whose SQL is `{{ partial_update_target() }}` "
+           "(`{{ lakeplan.partial_update_target() }}` where lakeplan is a package of your project).")
     if is_target(node.config.materialized):
         problems.append(
             f"Model `{name}` is a partial-update target and also sets partial_update_target: '{target_name}'; a "
