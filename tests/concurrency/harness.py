@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).parent
-# what `go-<case>` holds where run_dbt.py's runs wait for one moment (harness.release)
-TOGETHER = "together"
+# what `go-<case>` holds where run_dbt.py's runs wait for their moment (harness.release)
+WAIT = "wait"
 
 
 def environment(conf_dir: Path) -> dict[str, str]:
@@ -99,7 +99,7 @@ def release(processes: list, barrier: Path, case: str, wait: bool | None = None)
         raise AssertionError(f"the writers stopped in an earlier case: {stop.read_text()}")
     running = {n: process for n, process in enumerate(processes) if process.poll() is None}
     staged = barrier / f".go-{case}"  # renamed into place: a process reads it whole or not at all
-    staged.write_text(TOGETHER if (len(running) > 1 if wait is None else wait) else "")
+    staged.write_text(WAIT if (len(running) > 1 if wait is None else wait) else "")
     staged.rename(barrier / f"go-{case}")
     lines, said = {n: [] for n in running}, queue.Queue()
     for n, process in running.items():

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from harness import TOGETHER
+from harness import WAIT
 from writer import parsed_once, released
 
 BARRIER_VALUE = "LAKEPLAN_TEST_BARRIER"  # what the pre-hook waits for: tests/conftest.py's env_value('barrier', 0)
@@ -30,8 +30,8 @@ BARRIER_VALUE = "LAKEPLAN_TEST_BARRIER"  # what the pre-hook waits for: tests/co
 def run(manifest, own: list[str], command: str, go: Path, delay: float) -> None:
     from dbt.cli.main import dbtRunner
 
-    together = go.read_text() == TOGETHER  # a process released alone does not wait
-    os.environ[BARRIER_VALUE] = str(int((go.stat().st_mtime + (delay if together else 0)) * 1000))
+    waits = go.read_text() == WAIT  # by default a process released alone does not (harness.release)
+    os.environ[BARRIER_VALUE] = str(int((go.stat().st_mtime + (delay if waits else 0)) * 1000))
     result = dbtRunner(manifest=manifest).invoke([*command.split(), *own])
     print(f"exit {int(not result.success)}", flush=True)
 

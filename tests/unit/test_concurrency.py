@@ -12,8 +12,12 @@ RUN = "lakeplan_write_0a1b2c3d4e5f"
 GROUP = f"-- write group 1 of 2 of `wide`: `a`\nmerge into s.wide.branch_{RUN} as lakeplan_table using v on true"
 FAST_FORWARD = f"-- lakeplan: commits the write of s.wide\ncall system.fast_forward('s.wide', 'main', '{RUN}')"
 STAGING = "create or replace table s.wide__lakeplan_staging_0a1b2c3d4e5f using iceberg as select 1"
-SAID = []  # what the clean-ups tell the user (none of these tests' copies stays)
 CONFLICT = "org.apache.iceberg.exceptions.ValidationException: Found conflicting files that can contain records"
+
+
+def stays(sentence: str) -> None:
+    """What a clean-up tells of a copy that stays: none of these tests' copies does."""
+    pytest.fail(f"a copy was told to stay: {sentence}")
 
 
 def test_the_written_table_is_the_target_not_this_runs_copy():
@@ -43,13 +47,13 @@ def test_a_write_another_run_beat_is_one_sentence_naming_the_table_and_that_run(
             return [("lakeplan.consumed.pending", json.dumps({"base": 1, "inputs": {}, "run": "me"}))]
         return [(7, "2026-01-01 00:00:00", "local-42")] if "snapshots" in statement else []
 
-    sentence = after_failure(query, GROUP, CONFLICT, "me", SAID.append)
+    sentence = after_failure(query, GROUP, CONFLICT, "me", stays)
     assert sentence.startswith("s.wide was changed by the run of Spark application local-42 (snapshot 7, committed ")
     assert sent[0] == f"alter table s.wide drop branch if exists {RUN}"
     assert "alter table s.wide unset tblproperties if exists ('lakeplan.consumed.pending')" in sent
-    assert after_failure(query, GROUP, "[DIVIDE_BY_ZERO] Division by zero.", "me", SAID.append) is None
+    assert after_failure(query, GROUP, "[DIVIDE_BY_ZERO] Division by zero.", "me", stays) is None
     moved = "[USER_RAISED_EXCEPTION] lakeplan: s.wide changed after this run read its inputs (at snapshot 6)"
-    assert after_failure(query, GROUP, moved, "me", SAID.append).startswith("s.wide was changed by the run of Spark "
+    assert after_failure(query, GROUP, moved, "me", stays).startswith("s.wide was changed by the run of Spark "
                                                                            "application")
     # the other run is the one at main's head: this run's own branch may hold a later snapshot (seen in a trial)
     assert "where snapshot_id = (select snapshot_id from s.wide.refs where name = 'main')" in sent[-1]
@@ -64,7 +68,7 @@ def test_a_beaten_write_of_the_tombstones_side_table_names_the_target_and_the_ru
 
     tombstones = "merge into s.current__lakeplan_tombstones as lakeplan_tombstone using (select 1) as d on true"
     assert written_table(tombstones) == "s.current" and written_table(tombstones, side_table=True) == "s.current__lakeplan_tombstones"
-    sentence = after_failure(query, tombstones, CONFLICT, "me", SAID.append)
+    sentence = after_failure(query, tombstones, CONFLICT, "me", stays)
     assert sentence.startswith("s.current was changed by the run of Spark application local-43 (snapshot 8, ")
     assert "this run's write was not committed and s.current is as that run left it" in sentence
     assert "from s.current__lakeplan_tombstones.snapshots" in sent[-1]
@@ -74,7 +78,7 @@ def test_a_beaten_write_of_the_tombstones_side_table_names_the_target_and_the_ru
 def test_a_lock_never_granted_names_the_table_and_how_it_clears():
     sentence = after_failure(lambda statement: [], "merge into s.t as x using v on true",
                              "CommitFailedException: Timed out after 120000 ms waiting for lock on s.t", "me",
-                             SAID.append)
+                             stays)
     assert sentence.startswith("s.t stayed locked by another process for 120 s, so this run wrote nothing to it.")
 
 
@@ -119,11 +123,12 @@ def test_a_fast_forward_met_by_a_metadata_commit_is_sent_again_and_one_beaten_is
         sent.append(statement)
         return [(7, "2026-01-01 00:00:00", "local-42")] if "snapshots" in statement else []
 
-    assert after_failure(query, FAST_FORWARD, REFRESH, "me", SAID.append, again=True) is None and sent == []
-    assert after_failure(query, FAST_FORWARD, REFRESH, "me", SAID.append).startswith("s.wide was changed by the run of Spark")
+    assert after_failure(query, FAST_FORWARD, REFRESH, "me", stays, again=True) is None and sent == []
+    assert after_failure(query, FAST_FORWARD, REFRESH, "me", stays).startswith("s.wide was changed by the run of Spark")
     assert sent[0] == f"alter table s.wide drop branch if exists {RUN}"
     moved = f"Cannot fast-forward: main is not an ancestor of {RUN}"
-    assert after_failure(query, FAST_FORWARD, moved, "me", SAID.append, again=True).startswith("s.wide was changed by the run")
+    assert after_failure(query, FAST_FORWARD, moved, "me", stays, again=True).startswith(
+        "s.wide was changed by the run")
     beaten = Commits(moved)
     with pytest.raises(RuntimeError, match="Cannot fast-forward"):
         metadata_commit(beaten, waits=(0, 0))
