@@ -1,7 +1,7 @@
 """The `lakeplan` console command (pyproject.toml `[project.scripts]`): subcommands over lakeplan's dbt project.
 
-    lakeplan explain [--select ...] [--exclude ...] [--target T] [--vars '{...}'] [--project-dir D] [--state DIR]
-                     [--width N]
+    lakeplan explain [--select ...] [--exclude ...] [--target T] [--vars '{...}'] [--project-dir D] [--target-path D]
+                     [--state DIR] [--width N]
     lakeplan setup-spark [--home DIR] [--conf-only] [--settings FILE] [--export NAME=VALUE ...]
 """
 
@@ -25,6 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--target", "-t", help="the profile's target (dbt's --target)")
     explain.add_argument("--vars", help="dbt's --vars, YAML")
     explain.add_argument("--project-dir", help="the dbt project (default: the current folder)")
+    explain.add_argument("--target-path", help="where dbt's artifacts and explain's files go (dbt's --target-path; "
+                         "default: DBT_TARGET_PATH, else target/ in the project)")
     explain.add_argument("--state", help="a folder with a previous manifest.json: what the change would rebuild")
     explain.add_argument("--no-progress", action="store_true", help="no progress bar")
     explain.add_argument("--width", type=int, default=CELL_WIDTH, metavar="N",
@@ -46,8 +48,9 @@ def explain_command(args: argparse.Namespace) -> int:
     from dbt_lakeplan.explain_layout import NoGraphviz
 
     options = Options(select=args.select, exclude=args.exclude, target=args.target, vars=args.vars,
-                      project_dir=args.project_dir, state=args.state, progress=not args.no_progress)  # fmt: skip
-    target = Path(args.project_dir or ".") / "target"
+                      project_dir=args.project_dir, target_path=args.target_path, state=args.state,
+                      progress=not args.no_progress)  # fmt: skip
+    target = options.target_dir()
     try:
         report = explain_project(options)
     except (ExplainError, ValueError) as error:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
 from dbt_lakeplan import explain, jvm_stopped
@@ -35,13 +37,27 @@ class Options:
     target: str | None = None
     vars: str | None = None
     project_dir: str | None = None
+    target_path: str | None = None
     state: str | None = None
     progress: bool = True
+
+    def target_dir(self) -> Path:
+        """Where dbt writes this explain's artifacts, and explain its files: dbt's own rule (the flag, else
+        DBT_TARGET_PATH, else dbt_project.yml's target-path, else target/; a relative path is the project's)."""
+        project = Path(self.project_dir or ".")
+        configured = self.target_path or os.environ.get("DBT_TARGET_PATH")
+        if not configured and (project / "dbt_project.yml").is_file():
+            from dbt.clients.yaml_helper import load_yaml_text
+
+            configured = (load_yaml_text((project / "dbt_project.yml").read_text()) or {}).get("target-path")
+        path = Path(configured or "target")
+        return path if path.is_absolute() else project / path
 
 
 def dbt_args(options: Options) -> list[str]:
     args = ["--log-level", "none"]
-    for flag, value in (("--target", options.target), ("--vars", options.vars), ("--project-dir", options.project_dir)):
+    for flag, value in (("--target", options.target), ("--vars", options.vars), ("--project-dir", options.project_dir),
+                        ("--target-path", options.target_path)):
         if value:
             args += [flag, value]
     return args

@@ -276,3 +276,17 @@ def test_a_model_over_an_input_not_built_yet_says_so_and_how_to_build_it(make_pr
     # the terminal says it once per model, without Spark's own sentence on a line of its own (a new-user trial)
     shown = capsys.readouterr().out
     assert shown.count("which is not built yet") == 2 and "TABLE_OR_VIEW_NOT_FOUND" not in shown, shown
+
+
+def test_explain_writes_where_dbt_writes_its_artifacts(project, tmp_path):
+    """--target-path (dbt's flag) moves explain's files with dbt's artifacts; nothing lands in the project's target/
+    (before, explain had no such flag: a project whose artifacts live elsewhere found its answer in target/)."""
+    default = [project.path / "target" / name for name in ("lakeplan_explain.json", "lakeplan_explain.html")]
+    for path in default:
+        path.unlink(missing_ok=True)
+    elsewhere = tmp_path / "artifacts"
+    assert main(["explain", "--project-dir", str(project.path), "--no-progress", "--target-path", str(elsewhere),
+                 "--select", "wide"]) == 0
+    report = json.loads((elsewhere / "lakeplan_explain.json").read_text())
+    assert [model["name"] for model in report["models"]] == ["wide"] and (elsewhere / "lakeplan_explain.html").exists()
+    assert not any(path.exists() for path in default)
