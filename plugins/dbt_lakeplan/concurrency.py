@@ -62,8 +62,9 @@ def run_copies(sql: str) -> list[str]:
     return list(dict.fromkeys(drops))
 
 
-def conflict_sentence(table: str, raw: str, other_run: str | None) -> str | None:
-    """One sentence for a write that lost to another run (None when `raw` is no such error)."""
+def conflict_sentence(table: str, raw: str, other_run: str | None, own_application: str | None = None) -> str | None:
+    """One sentence for a write that lost to another run (None when `raw` is no such error); it names this run's own
+    Spark application too, so a user with several runs under way tells which one stopped."""
     timeout = LOCK_TIMEOUT.search(raw)
     if timeout is not None:
         seconds = int(timeout.group(1)) // 1000
@@ -74,7 +75,8 @@ def conflict_sentence(table: str, raw: str, other_run: str | None) -> str | None
     if not CONFLICT.search(raw):
         return None
     other = other_run or "another run"
-    return (f"{table} was changed by {other} while this run wrote it, so this run's write was not committed and "
+    this_run = f"this run (Spark application {own_application})" if own_application else "this run"
+    return (f"{table} was changed by {other} while {this_run} wrote it, so this run's write was not committed and "
             f"{table} is as that run left it. Fix: run again once the other run has finished; this run's changes "
             "are applied then, once.")
 
@@ -132,6 +134,14 @@ def remove_run_copies(query: Callable[[str], list], sql: str, say: Callable[[str
                 f"{written_table(sql) or 'the table'} is under way.")
 
 
+def _own_application(query: Callable[[str], list]) -> str | None:
+    try:
+        [(_, application)] = query("set spark.app.id")
+        return application
+    except Exception:  # the sentence stands without it; the cause is in the debug log
+        return None
+
+
 def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, say: Callable[[str], None],
                   again: bool = False) -> str | None:
     """After a failed statement (`raw`, Spark's whole error): this run's own branch or staging copy it names is
@@ -147,7 +157,7 @@ def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, sa
     table = written_table(sql)
     if table is None or not (CONFLICT.search(raw) or LOCK_TIMEOUT.search(raw)):
         return None
-    other = None
+    other, own = None, _own_application(query)
     try:
         for statement in own_pending(table, dict(query(f"show tblproperties {table}")), run):
             query(statement)
@@ -155,7 +165,9 @@ def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, sa
         [(snapshot, committed, application)] = query(
             f"select snapshot_id, committed_at, summary['spark.app.id'] from {written}.snapshots "
             f"where snapshot_id = (select snapshot_id from {written}.refs where name = 'main')")
-        other = f"the run of Spark application {application} (snapshot {snapshot}, committed {committed})"
-    except Exception:  # the sentence stands without the other run's name; the cause is in the debug log
+        # the cluster target's sessions share the Thrift server's one application
+        run_of = "another session of" if application == own else "the run of"
+        other = f"{run_of} Spark application {application} (snapshot {snapshot}, committed {committed})"
+    except Exception:  # the sentence stands without the runs' names; the cause is in the debug log
         pass
-    return conflict_sentence(table, raw, other)
+    return conflict_sentence(table, raw, other, own)

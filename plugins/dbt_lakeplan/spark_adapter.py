@@ -46,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import threading
 from pathlib import Path
 
@@ -343,6 +344,27 @@ def _cancelled(connection, sql: str) -> str | None:
 NODE_CONNECTION = re.compile(r"(model|snapshot|seed)\.")  # a node's connection, not dbt's own (`list_...`, `master`)
 
 
+def _interrupt_stack_to_debug_log() -> None:
+    """A Ctrl-C ends with dbt's "Exited because of keyboard interrupt" and lakeplan's sentence per cancelled model;
+    dbt's postflight then printed "Encountered an error:" and the Python stack of the KeyboardInterrupt as errors
+    (dbt-core#8338, visible again in 1.11). Both go to the debug log (dbt.log), as a Java stack does."""
+    from dbt.cli import requires
+    from dbt.events.types import MainEncounteredError, MainStackTrace
+    from dbt_common.events.base_types import EventLevel
+
+    fire = requires.fire_event
+    if getattr(fire, "lakeplan", False):
+        return
+
+    def fire_event(event, level=None, *args, **kwargs):
+        if isinstance(event, (MainEncounteredError, MainStackTrace)) and sys.exc_info()[0] is KeyboardInterrupt:
+            level = EventLevel.DEBUG
+        fire(event, level, *args, **kwargs)
+
+    fire_event.lakeplan = True
+    requires.fire_event = fire_event
+
+
 def _cancel_writes(cancel, cancel_open):
     """dbt's cancel of a connection marks it cancelled (cancel.py) and stops its Spark jobs; a model whose write
     committed is left out of what dbt reports cancelled."""
@@ -506,6 +528,7 @@ def install() -> None:
         SparkConnectionManager.cancel, SparkConnectionManager.cancel_open = _cancel_writes(
             SparkConnectionManager.cancel, SparkConnectionManager.cancel_open)
         SparkConnectionManager.open = _refuse_a_held_metastore(SparkConnectionManager.open.__func__)
+        _interrupt_stack_to_debug_log()
 
     build = SparkAdapter._build_spark_relation_list
     if getattr(build, "lakeplan", False):

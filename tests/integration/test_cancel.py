@@ -170,3 +170,7 @@ def test_ctrl_c_stops_a_write_before_its_commit_or_reports_it_written(make_proje
             sentence = f"`{model}` was cancelled before its write committed"
             logged = (project.path / "logs" / "dbt.log").read_text().splitlines()
             assert any(sentence in line and "[info " in line for line in logged), [l for l in logged if sentence in l]
+    # dbt's stack of the KeyboardInterrupt, one per Ctrl-C, in the debug log only (before: errors, on the console)
+    stacks = [line for line in (project.path / "logs" / "dbt.log").read_text().splitlines()
+              if line.endswith("Traceback (most recent call last):")]
+    assert len(stacks) == len(MOMENTS) and all("[debug]" in line for line in stacks), stacks

@@ -5,7 +5,10 @@ the consumed record is the input's head, and no run left a branch or staging tab
 
 import json
 import re
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -72,10 +75,15 @@ def prepared(shared_catalog: Path, tmp_path: Path, monkeypatch, files: dict, eve
     (project / "macros").symlink_to(REPO / "macros")
     write_files(project, files)
     sql = SparkSql(shared_catalog, tmp_path / "spark_sql.log")
+    new_schema(sql, events, columns)
+    return project, barrier, sql
+
+
+def new_schema(sql: SparkSql, events: str, columns: str) -> None:
+    """The schema of `events` made anew, holding only that table (`columns`), empty."""
     schema = events.split(".")[0]
     sql(f"drop schema if exists {schema} cascade", f"create schema {schema}",
         f"create table {events} ({columns}) using iceberg")
-    return project, barrier, sql
 
 
 def add_events(sql: SparkSql, first: int, count: int) -> None:
@@ -143,6 +151,7 @@ INCREMENTAL_SCHEMA = "lakeplan_overlap_incremental"
 INCREMENTAL_EVENTS = f"{INCREMENTAL_SCHEMA}.events"
 INCREMENTAL_MODELS = ("appended", "merged", "per_half")
 INCREMENTAL_RUN = f"run --threads 3 --select {' '.join(INCREMENTAL_MODELS)}"
+INCREMENTAL_COLUMNS = "id int, amount bigint"
 # an incremental run's rows are computed slowly (1.5 s a new row, in the tasks: after the statement read `{{ this }}`
 # and before it commits), so the other run's commit lands between this run's read of the table and its own commit
 SLOW_ROW = "reflect('java.lang.Thread', 'sleep', cast(1500 as bigint)) is not null"
@@ -182,57 +191,125 @@ sources:
 }
 
 
-def test_overlapping_runs_of_one_incremental_model_add_each_row_once(shared_catalog, tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def incremental(shared_catalog, tmp_path_factory):
+    """INCREMENTAL_FILES' project, a reader, and two processes that run the cases of this module's incremental tests,
+    started once for them (a process's JVM start and parse cost 30-60 s); each test makes the schema anew."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        project, barrier, sql = prepared(shared_catalog, tmp_path_factory.mktemp("incremental"), monkeypatch,
+                                         INCREMENTAL_FILES, INCREMENTAL_EVENTS, INCREMENTAL_COLUMNS)
+        runs = start_at_barrier([dbt_process(0, project, barrier, OVERLAP_S, "first=run", f"overlap={INCREMENTAL_RUN}",
+                                             f"last={INCREMENTAL_RUN}", "rewritten_first=run --select rewritten",
+                                             "rewritten=run --select rewritten", "appended_first=run --select appended",
+                                             "cancelled=run --select appended"),
+                                 dbt_process(1, project, barrier, OVERLAP_S, f"overlap={INCREMENTAL_RUN}",
+                                             "rerun=run --select appended")],
+                                shared_catalog, barrier)
+        try:
+            yield barrier, sql, runs
+        finally:
+            for process in runs:
+                process.kill()
+            sql.close()
+
+
+def add_incremental_events(sql: SparkSql, ids: range) -> None:
+    sql(f"insert into {INCREMENTAL_EVENTS} values " + ", ".join(f"({n}, {n})" for n in ids))
+
+
+def test_overlapping_runs_of_one_incremental_model_add_each_row_once(incremental):
     """Two overlapping runs of plain dbt incremental models (append, merge, insert_overwrite), each run's commit
     landing between the other's read of `{{ this }}` and its commit: either both land with each new row once, or the
     later stops with the sentence naming the table and the other run; the table is as the first left it, and no run
     leaves a branch behind. Before, both appends reported OK and the new rows were stored twice."""
-    project, barrier, sql = prepared(shared_catalog, tmp_path, monkeypatch, INCREMENTAL_FILES, INCREMENTAL_EVENTS,
-                                     "id int, amount bigint")
-    sql(f"insert into {INCREMENTAL_EVENTS} values " + ", ".join(f"({n}, {n})" for n in range(1, 11)))
-    runs = start_at_barrier([dbt_process(0, project, barrier, OVERLAP_S, "first=run", f"overlap={INCREMENTAL_RUN}",
-                                         f"last={INCREMENTAL_RUN}", "rewritten=run --select rewritten"),
-                             dbt_process(1, project, barrier, OVERLAP_S, f"overlap={INCREMENTAL_RUN}")],
-                            shared_catalog, barrier)
-    try:
-        [first] = release(runs[:1], barrier, "first").values()
-        landed(first, barrier, 0)
-        sql(f"insert into {INCREMENTAL_EVENTS} values " + ", ".join(f"({n}, {n})" for n in range(11, 21)))
-        said = release(runs, barrier, "overlap")
-        beaten = {}
-        for n in (0, 1):
-            if not landed(said[n], barrier, n, must=False):
-                shown = "\n".join(said[n])  # a failed run stops with the sentence, naming the table and the run
-                named = {name: re.findall(rf"{INCREMENTAL_SCHEMA}\.{name} was changed by the run of Spark "
-                                          r"application (\S+) ", shown) for name in INCREMENTAL_MODELS}
-                beaten[n] = [name for name in INCREMENTAL_MODELS if named[name]]
-                assert beaten[n], shown[-4000:]
-                # the other process's run, not this run's own (its branch's snapshot, newer: seen in a trial)
-                other = (barrier / f"application-{1 - n}").read_text()
-                assert all(set(named[name]) == {other} for name in beaten[n]), (other, named)
-        print(f"overlapping incremental runs: beaten {beaten}")
-        for name in INCREMENTAL_MODELS:
-            assert len([n for n in beaten if name in beaten[n]]) <= 1  # the first to commit lands
-        [last] = release(runs[:1], barrier, "last").values()
-        landed(last, barrier, 0)  # adds what a stopped run did not, once
-        [rewritten] = release(runs[:1], barrier, "rewritten").values()
-        assert not landed(rewritten, barrier, 0, must=False)
-        assert ("lakeplan cannot write incremental model `rewritten` through its run's branch: its write does not start"
-                f" with `insert into table {INCREMENTAL_SCHEMA}.rewritten`") in "\n".join(rewritten)
-        appended, merged, per_half, rewritten_rows, *refs = sql(
-            *(f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount "
-              f"from {INCREMENTAL_SCHEMA}.{name}" for name in ("appended", "merged")),
-            f"select sum(events) as rows, count(*) as halves, sum(amount) as amount from {INCREMENTAL_SCHEMA}.per_half",
-            f"select count(*) as rows from {INCREMENTAL_SCHEMA}.rewritten",
-            *(f"select name from {INCREMENTAL_SCHEMA}.{name}.refs where type = 'BRANCH'"
-              for name in (*INCREMENTAL_MODELS, "rewritten")))
-    finally:
-        for process in runs:
-            process.kill()
-        sql.close()
+    barrier, sql, runs = incremental
+    new_schema(sql, INCREMENTAL_EVENTS, INCREMENTAL_COLUMNS)
+    add_incremental_events(sql, range(1, 11))
+    [first] = release(runs[:1], barrier, "first").values()
+    landed(first, barrier, 0)
+    add_incremental_events(sql, range(11, 21))
+    said = release(runs, barrier, "overlap")
+    beaten = {}
+    for n in (0, 1):
+        if not landed(said[n], barrier, n, must=False):
+            shown = "\n".join(said[n])  # a failed run stops with the sentence, naming the table and the run
+            named = {name: re.findall(rf"{INCREMENTAL_SCHEMA}\.{name} was changed by the run of Spark "
+                                      r"application (\S+) ", shown) for name in INCREMENTAL_MODELS}
+            beaten[n] = [name for name in INCREMENTAL_MODELS if named[name]]
+            assert beaten[n], shown[-4000:]
+            # the other process's run, not this run's own (its branch's snapshot, newer: seen in a trial)
+            other = (barrier / f"application-{1 - n}").read_text()
+            assert all(set(named[name]) == {other} for name in beaten[n]), (other, named)
+            own = (barrier / f"application-{n}").read_text()  # and it names its own run, which stopped
+            assert f"while this run (Spark application {own}) wrote it" in shown, shown[-4000:]
+    print(f"overlapping incremental runs: beaten {beaten}")
+    for name in INCREMENTAL_MODELS:
+        assert len([n for n in beaten if name in beaten[n]]) <= 1  # the first to commit lands
+    [last] = release(runs[:1], barrier, "last").values()
+    landed(last, barrier, 0)  # adds what a stopped run did not, once
+    appended, merged, per_half, *refs = sql(
+        *(f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount "
+          f"from {INCREMENTAL_SCHEMA}.{name}" for name in ("appended", "merged")),
+        f"select sum(events) as rows, count(*) as halves, sum(amount) as amount from {INCREMENTAL_SCHEMA}.per_half",
+        *(f"select name from {INCREMENTAL_SCHEMA}.{name}.refs where type = 'BRANCH'" for name in INCREMENTAL_MODELS))
     each_once = {"rows": 20, "ids": 20, "amount": sum(range(1, 21))}
     assert appended == [each_once]  # before: 30 rows, ids 11-20 twice
     assert merged == [each_once]
     assert per_half == [{"rows": 20, "halves": 2, "amount": sum(range(1, 21))}]
-    assert rewritten_rows == [{"rows": 10}]  # as its first run left it
-    assert [[ref["name"] for ref in table] for table in refs] == [["main"]] * 4  # no run's branch left
+    assert [[ref["name"] for ref in table] for table in refs] == [["main"]] * 3  # no run's branch left
+
+
+def test_an_incremental_write_that_does_not_start_as_dbt_spark_s_is_refused_and_writes_nothing(incremental):
+    """errors.md row 148: a project's own merge macro writes `MERGE INTO`, which the branch path cannot tell apart
+    from dbt-spark's statement; the incremental run stops with the sentence and the table is as its first run left
+    it, with no branch."""
+    barrier, sql, runs = incremental
+    new_schema(sql, INCREMENTAL_EVENTS, INCREMENTAL_COLUMNS)
+    add_incremental_events(sql, range(1, 11))
+    [first] = release(runs[:1], barrier, "rewritten_first").values()
+    landed(first, barrier, 0)  # a first run creates the table: no branch, no refusal
+    add_incremental_events(sql, range(11, 21))
+    [rewritten] = release(runs[:1], barrier, "rewritten").values()
+    assert not landed(rewritten, barrier, 0, must=False)
+    assert ("lakeplan cannot write incremental model `rewritten` through its run's branch: its write does not start"
+            f" with `insert into table {INCREMENTAL_SCHEMA}.rewritten`") in "\n".join(rewritten)
+    rows, refs = sql(f"select count(*) as rows from {INCREMENTAL_SCHEMA}.rewritten",
+                     f"select name from {INCREMENTAL_SCHEMA}.rewritten.refs where type = 'BRANCH'")
+    assert rows == [{"rows": 10}] and [ref["name"] for ref in refs] == ["main"]  # as its first run left it
+
+
+def test_a_cancelled_incremental_run_through_its_branch_leaves_the_table_and_no_branch(incremental):
+    """A Ctrl-C (a real SIGINT to the dbt process) while an incremental run writes into its run's branch: the run is
+    cancelled, main keeps its snapshot and rows, the branch is removed, and a rerun adds the new rows once. Last of
+    the module: the SIGINT's cancel may log to the process's error output, which the tests above read."""
+    barrier, sql, runs = incremental
+    table = f"{INCREMENTAL_SCHEMA}.appended"
+    new_schema(sql, INCREMENTAL_EVENTS, INCREMENTAL_COLUMNS)
+    add_incremental_events(sql, range(1, 11))
+    [first] = release(runs[:1], barrier, "appended_first").values()
+    landed(first, barrier, 0)
+    add_incremental_events(sql, range(11, 21))
+    [[before]] = sql(f"select snapshot_id from {table}.refs where name = 'main'")
+    cancelled = {}
+    writing = threading.Thread(target=lambda: cancelled.update(release(runs[:1], barrier, "cancelled")), daemon=True)
+    writing.start()
+    deadline = time.monotonic() + 300
+    while not sql(f"select name from {table}.refs where type = 'BRANCH' and name != 'main'")[0]:
+        assert time.monotonic() < deadline and writing.is_alive(), "the run never made its branch"
+        time.sleep(0.2)
+    runs[0].send_signal(signal.SIGINT)  # its new rows take 15 s to compute (SLOW_ROW): it is writing them now
+    writing.join(timeout=300)
+    assert not writing.is_alive(), "the cancelled run did not end"
+    said = "\n".join(cancelled[0])
+    assert not landed(cancelled[0], barrier, 0, must=False) and "CANCEL query model.lakeplan.appended" in said, said
+    after, rows, refs, tables = sql(f"select snapshot_id from {table}.refs where name = 'main'",
+                                    f"select count(*) as rows from {table}",
+                                    f"select name from {table}.refs where type = 'BRANCH'",
+                                    f"show tables in {INCREMENTAL_SCHEMA}")
+    assert after == [before] and rows == [{"rows": 10}]  # main as it was: the branch's write never reached it
+    assert [ref["name"] for ref in refs] == ["main"]  # the run's branch removed
+    assert not [t["tableName"] for t in tables if "lakeplan" in t["tableName"]]  # nor any copy of it
+    [rerun] = release(runs[1:], barrier, "rerun").values()
+    landed(rerun, barrier, 1)
+    assert sql(f"select count(*) as rows, count(distinct id) as ids, sum(amount) as amount from {table}") == [
+        [{"rows": 20, "ids": 20, "amount": sum(range(1, 21))}]]  # the rerun adds the new rows once

@@ -45,10 +45,16 @@ def test_a_write_another_run_beat_is_one_sentence_naming_the_table_and_that_run(
         sent.append(statement)
         if statement.startswith("show tblproperties"):
             return [("lakeplan.consumed.pending", json.dumps({"base": 1, "inputs": {}, "run": "me"}))]
+        if statement == "set spark.app.id":
+            return [("spark.app.id", "local-41")]
         return [(7, "2026-01-01 00:00:00", "local-42")] if "snapshots" in statement else []
 
     sentence = after_failure(query, GROUP, CONFLICT, "me", stays)
     assert sentence.startswith("s.wide was changed by the run of Spark application local-42 (snapshot 7, committed ")
+    assert "while this run (Spark application local-41) wrote it" in sentence  # which of a user's runs stopped
+    cluster = lambda statement: [("spark.app.id", "local-42")] if statement == "set spark.app.id" else query(statement)
+    assert after_failure(cluster, GROUP, CONFLICT, "me", stays).startswith(  # the Thrift server's sessions share it
+        "s.wide was changed by another session of Spark application local-42 (snapshot 7, ")
     assert sent[0] == f"alter table s.wide drop branch if exists {RUN}"
     assert "alter table s.wide unset tblproperties if exists ('lakeplan.consumed.pending')" in sent
     assert after_failure(query, GROUP, "[DIVIDE_BY_ZERO] Division by zero.", "me", stays) is None
