@@ -276,8 +276,8 @@ def read_settings(
     """The settings of one place, read through its declaration, and every problem with them as a sentence
     that names the owner, the setting, the value, what is allowed and the fix. `known`: other tools' keys;
     `merged`: a column of a partial-update target, whose meta keys that look like a merge rule are refused."""
-    found = [miss for miss in (_near_miss(place, owner, key, raw[key], merged) for key in raw if key not in known)
-             if miss]
+    found = [miss for miss in (_near_miss(place, owner, key, raw[key], merged, known) for key in raw
+                               if key not in known) if miss]
     try:
         return SCHEMAS[place].model_validate(raw), found
     except ValidationError as error:
@@ -314,8 +314,10 @@ def beside_meta(place: str, owner: str, keys: dict[str, Any]) -> list[str]:
     ]
 
 
-def _near_miss(place: str, owner: str, key: str, value: Any = None, merged: bool = True) -> str | None:
-    """`scan_paralelism`: a key that is no setting here but one edit away from a lakeplan setting."""
+def _near_miss(place: str, owner: str, key: str, value: Any = None, merged: bool = True,
+               known: frozenset[str] = frozenset()) -> str | None:
+    """`scan_paralelism`: a key that is no setting here but one edit away from a lakeplan setting, or from one of
+    the other tool's `known` keys (`incremental_stratgy`: dbt keeps an unknown config key in silence)."""
     key_text = str(key)
     if key_text in SCHEMAS[place].model_fields:
         return None
@@ -335,7 +337,11 @@ def _near_miss(place: str, owner: str, key: str, value: Any = None, merged: bool
     everywhere = {name: p for p in places for name in SCHEMAS[p].model_fields}
     close = difflib.get_close_matches(key_text, list(everywhere), n=1, cutoff=0.8)
     if not close:
-        return None
+        theirs = difflib.get_close_matches(key_text, sorted(known), n=1, cutoff=0.8)
+        return theirs and (
+            f"{owner} sets `{key_text}`, which is neither a dbt config nor a lakeplan setting and would be ignored: "
+            f"did you mean dbt's `{theirs[0]}`? Fix: rename it to `{theirs[0]}` (a key of your own belongs under "
+            "`meta:`).") or None
     setting_place = everywhere[close[0]] if close[0] not in SCHEMAS[place].model_fields else place
     where = "" if setting_place == place else f", a setting of the {PLACES[setting_place]}"
     return (

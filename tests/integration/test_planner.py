@@ -14,13 +14,15 @@ WIDE = {
     "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint", "b": "bigint", "v": "bigint"}),
 }
 
-# Misconfigurations in one project, three of them misspelt keys: one `dbt parse` names them all.
+# Misconfigurations in one project, four of them misspelt keys: one `dbt parse` names them all.
 TEN = {
     **WIDE,
     "models/m_zero.sql": member("wide", "select 1 as id, 1 as a", parallelism=0),
     "models/m_text.sql": member("wide", "select 1 as id, 1 as b", parallelism="abc"),
     "models/m_static.sql": member("wide", "select 1 as id, 1 as v", static_partition="day=1"),
     "models/typo.sql": "{{ config(partial_update_taget='wide') }}\nselect 1 as id",
+    # dbt keeps a misspelt key of its own in silence: the model would run dbt's default strategy
+    "models/dbt_typo.sql": "{{ config(materialized='incremental', incremental_stratgy='merge') }}\nselect 1 as id",
     "models/keyed_view.sql": "{{ config(materialized='view', keyed_by='id', key_groups=4) }}\nselect 1 as id",
     "models/both.sql": "{{ config(materialized='partial_update', partial_update_target='wide') }}\nselect 1 as id",
     "models/both.yml": target_yml("both", {"id": "bigint", "a": "bigint"}),
@@ -45,6 +47,7 @@ TEN_PROBLEMS = [
     ("model `m_text` sets `parallelism: 'abc'`", "Fix: e.g. `parallelism: 4`"),
     ("model `m_static` sets `static_partition: 'day=1'`", "Fix: e.g. `static_partition:"),
     ("model `typo` sets `partial_update_taget`", "did you mean `partial_update_target`?"),
+    ("model `dbt_typo` sets `incremental_stratgy`", "did you mean dbt's `incremental_strategy`?"),
     ("model `keyed_view` sets keyed_by ['id'], materialized as view", "Fix: key the model by one column"),
     ("Model `both` is a partial-update target and also sets partial_update_target: 'wide'", "Fix: remove"),
     ("Partial-update target `lonely` has no members", "Fix: set `partial_update_target: 'lonely'`"),
@@ -65,9 +68,9 @@ def problems_in(log: str) -> list[str]:
 
 def test_one_parse_reports_every_misconfiguration_each_with_its_owner_and_fix(make_project):
     log = make_project("planner_ten", TEN).fail("parse")
-    assert "lakeplan found 15 problem(s) in this project's settings" in log
+    assert "lakeplan found 16 problem(s) in this project's settings" in log
     found = problems_in(log)
-    assert len(found) == 15
+    assert len(found) == 16
     for owner, fix in TEN_PROBLEMS:
         [line] = [problem for problem in found if owner in problem]
         assert fix in line and "Fix:" in line

@@ -98,6 +98,20 @@ def test_a_problem_names_the_owner_the_setting_the_value_and_the_fix(place, raw,
         assert fragment in found[0]
 
 
+def test_a_misspelt_dbt_config_is_named_with_dbt_s_key():
+    """dbt keeps an unknown config key in silence (a trial's `incremental_stratgy` ran the default strategy)."""
+    from dbt_lakeplan.planner import DBT_MODEL_CONFIGS
+
+    [found] = read_settings("model", "model `m`", {"incremental_stratgy": "merge"}, DBT_MODEL_CONFIGS)[1]
+    assert found == ("model `m` sets `incremental_stratgy`, which is neither a dbt config nor a lakeplan setting and "
+                     "would be ignored: did you mean dbt's `incremental_strategy`? Fix: rename it to "
+                     "`incremental_strategy` (a key of your own belongs under `meta:`).")
+    # a lakeplan setting's near miss is told as such, and a key far from every setting passes
+    assert "did you mean `partial_update_target`?" in read_settings(
+        "model", "model `m`", {"partial_update_taget": "t"}, DBT_MODEL_CONFIGS)[1][0]
+    assert read_settings("model", "model `m`", {"owner": "me", "sql_header": "set x = 1"}, DBT_MODEL_CONFIGS)[1] == []
+
+
 def test_other_tools_keys_pass_and_every_problem_of_one_place_is_reported():
     assert read_settings("model", "model `m`", {"file_format": "iceberg", "owner": "me"}, frozenset({"file_format"}))[1] == []
     # a column's meta holds docs and other tools' tags; only a key named like a merge rule is a lakeplan problem,
