@@ -26,7 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--vars", help="dbt's --vars, YAML")
     explain.add_argument("--project-dir", help="the dbt project (default: the current folder)")
     explain.add_argument("--target-path", help="where dbt's artifacts and explain's files go (dbt's --target-path; "
-                         "default: DBT_TARGET_PATH, else target/ in the project)")
+                         "default: DBT_TARGET_PATH, else dbt_project.yml's target-path, else target/)")
     explain.add_argument("--state", help="a folder with a previous manifest.json: what the change would rebuild")
     explain.add_argument("--no-progress", action="store_true", help="no progress bar")
     explain.add_argument("--width", type=int, default=CELL_WIDTH, metavar="N",

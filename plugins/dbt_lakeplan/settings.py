@@ -338,10 +338,11 @@ def _near_miss(place: str, owner: str, key: str, value: Any = None, merged: bool
     close = difflib.get_close_matches(key_text, list(everywhere), n=1, cutoff=0.8)
     if not close:
         theirs = difflib.get_close_matches(key_text, sorted(known), n=1, cutoff=0.8)
-        return theirs and (
-            f"{owner} sets `{key_text}`, which is neither a dbt config nor a lakeplan setting and would be ignored: "
-            f"did you mean dbt's `{theirs[0]}`? Fix: rename it to `{theirs[0]}` (a key of your own belongs under "
-            "`meta:`).") or None
+        if not theirs:
+            return None
+        return (f"{owner} sets `{key_text}`, which is neither a dbt config nor a lakeplan setting and would be "
+                f"ignored: did you mean dbt's `{theirs[0]}`? Fix: rename it to `{theirs[0]}` (a key of your own "
+                "belongs under `meta:`).")
     setting_place = everywhere[close[0]] if close[0] not in SCHEMAS[place].model_fields else place
     where = "" if setting_place == place else f", a setting of the {PLACES[setting_place]}"
     return (
