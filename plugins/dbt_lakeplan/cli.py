@@ -44,20 +44,21 @@ def _parser() -> argparse.ArgumentParser:
 
 def explain_command(args: argparse.Namespace) -> int:
     from dbt_lakeplan import explain_render
-    from dbt_lakeplan.explain_dbt import ExplainError, Options, explain_project
+    from dbt_lakeplan.explain_dbt import ExplainError, Options, explain_project, target_dir
     from dbt_lakeplan.explain_layout import NoGraphviz
 
     options = Options(select=args.select, exclude=args.exclude, target=args.target, vars=args.vars,
                       project_dir=args.project_dir, target_path=args.target_path, state=args.state,
                       progress=not args.no_progress)  # fmt: skip
-    target = options.target_dir()
     try:
         report = explain_project(options)
     except (ExplainError, ValueError) as error:
         print(f"lakeplan explain: {error}", file=sys.stderr)
-        for name in (explain_render.JSON_FILE, explain_render.HTML_FILE):  # an earlier answer, read as this one's
-            (target / name).unlink(missing_ok=True)
+        stale = target_dir()
+        for name in (explain_render.JSON_FILE, explain_render.HTML_FILE) if stale else ():  # read as this one's
+            (stale / name).unlink(missing_ok=True)
         return 2
+    target = target_dir()
     print(explain_render.terminal_table(report, args.width))
     written = [explain_render.write_json(report, target)]
     try:

@@ -157,17 +157,19 @@ def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, sa
     table = written_table(sql)
     if table is None or not (CONFLICT.search(raw) or LOCK_TIMEOUT.search(raw)):
         return None
-    other, own = None, _own_application(query)
+    beaten = not LOCK_TIMEOUT.search(raw)  # a lock never granted (a CommitFailedException too) names no run
+    other, own = None, _own_application(query) if beaten else None
     try:
         for statement in own_pending(table, dict(query(f"show tblproperties {table}")), run):
             query(statement)
-        written = written_table(sql, True)  # main's head: this run's own branch may hold a later snapshot
-        [(snapshot, committed, application)] = query(
-            f"select snapshot_id, committed_at, summary['spark.app.id'] from {written}.snapshots "
-            f"where snapshot_id = (select snapshot_id from {written}.refs where name = 'main')")
-        # the cluster target's sessions share the Thrift server's one application
-        run_of = "another session of" if application == own else "the run of"
-        other = f"{run_of} Spark application {application} (snapshot {snapshot}, committed {committed})"
+        if beaten:
+            written = written_table(sql, True)  # main's head: this run's own branch may hold a later snapshot
+            [(snapshot, committed, application)] = query(
+                f"select snapshot_id, committed_at, summary['spark.app.id'] from {written}.snapshots "
+                f"where snapshot_id = (select snapshot_id from {written}.refs where name = 'main')")
+            # the cluster target's sessions share the Thrift server's one application
+            run_of = "another session of" if application == own else "the run of"
+            other = f"{run_of} Spark application {application} (snapshot {snapshot}, committed {committed})"
     except Exception:  # the sentence stands without the runs' names; the cause is in the debug log
         pass
     return conflict_sentence(table, raw, other, own)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,14 @@ class ExplainError(Exception):
     """Nothing can be explained (the project does not parse): one sentence for the user."""
 
 
+def target_dir() -> Path | None:
+    """Where dbt wrote this explain's artifacts, as dbt resolved it (the flag, DBT_TARGET_PATH, dbt_project.yml's
+    rendered target-path, target/), so explain's files go beside them; None when dbt could not load the project."""
+    from dbt_lakeplan import plugin
+
+    return Path(plugin.loaded_target_path) if plugin.loaded_target_path else None
+
+
 @dataclass
 class Options:
     select: list[str] = field(default_factory=list)
@@ -40,18 +47,6 @@ class Options:
     target_path: str | None = None
     state: str | None = None
     progress: bool = True
-
-    def target_dir(self) -> Path:
-        """Where dbt writes this explain's artifacts, and explain its files: dbt's own rule (the flag, else
-        DBT_TARGET_PATH, else dbt_project.yml's target-path, else target/; a relative path is the project's)."""
-        project = Path(self.project_dir or ".")
-        configured = self.target_path or os.environ.get("DBT_TARGET_PATH")
-        if not configured and (project / "dbt_project.yml").is_file():
-            from dbt.clients.yaml_helper import load_yaml_text
-
-            configured = (load_yaml_text((project / "dbt_project.yml").read_text()) or {}).get("target-path")
-        path = Path(configured or "target")
-        return path if path.is_absolute() else project / path
 
 
 def dbt_args(options: Options) -> list[str]:
@@ -297,6 +292,9 @@ def explain_project(options: Options) -> dict[str, Any]:
     """The whole report: every selected model, the DAG's edges, errors, and with --state what a change rebuilds."""
     from dbt.cli.main import dbtRunner
 
+    from dbt_lakeplan import plugin
+
+    plugin.loaded_target_path = None  # an earlier project's, in this process
     previous = load_manifest(options.state) if options.state else None  # a wrong folder stops before dbt runs
     parsed = dbtRunner().invoke(["parse", *dbt_args(options)])
     if not parsed.success:

@@ -27,6 +27,9 @@ from dbt_lakeplan.planner import plan_project
 
 REPORTS_ATTRIBUTE = "_lakeplan_reports"
 LAKEPLANS_INCREMENTAL = "lakeplan.materialization_incremental_spark"  # what a project's own override returns
+# dbt's artifact folder for the project loaded last in this process, as dbt resolved it (flag, env, dbt_project.yml,
+# rendered): explain writes beside it, also when the load then fails
+loaded_target_path: str | None = None
 
 
 def project_default_vars(config) -> dict[str, Any]:
@@ -59,6 +62,8 @@ def warn_without_lakeplans_incremental(manifest, project_name: str) -> None:
 def _with_lakeplan(load):
     @functools.wraps(load)
     def get_full_manifest(cls, config, **kwargs):
+        global loaded_target_path
+        loaded_target_path = config.project_target_path
         manifest = load(cls, config, **kwargs)
         defaults = project_default_vars(config)
         cache_path = os.path.join(config.project_target_path, SQL_CACHE_FILE)

@@ -352,16 +352,13 @@ def _interrupt_stack_to_debug_log() -> None:
     from dbt.events.types import MainEncounteredError, MainStackTrace
     from dbt_common.events.base_types import EventLevel
 
-    fire = requires.fire_event
-    if getattr(fire, "lakeplan", False):
-        return
+    fire = requires.fire_event  # once per process: install() calls this inside its own guard
 
     def fire_event(event, level=None, *args, **kwargs):
         if isinstance(event, (MainEncounteredError, MainStackTrace)) and sys.exc_info()[0] is KeyboardInterrupt:
             level = EventLevel.DEBUG
         fire(event, level, *args, **kwargs)
 
-    fire_event.lakeplan = True
     requires.fire_event = fire_event
 
 

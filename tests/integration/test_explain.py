@@ -290,3 +290,17 @@ def test_explain_writes_where_dbt_writes_its_artifacts(project, tmp_path):
     report = json.loads((elsewhere / "lakeplan_explain.json").read_text())
     assert [model["name"] for model in report["models"]] == ["wide"] and (elsewhere / "lakeplan_explain.html").exists()
     assert not any(path.exists() for path in default)
+
+
+def test_explain_writes_where_dbt_resolved_the_project_s_target_path(make_project, tmp_path, monkeypatch):
+    """dbt_project.yml's target-path is rendered by dbt (env_var here): explain's files go where dbt wrote its
+    artifacts. Before, explain read the YAML's text itself and wrote into a folder named `{{ env_var(...) }}`."""
+    monkeypatch.delenv("DBT_TARGET_PATH", raising=False)
+    monkeypatch.setenv("LAKEPLAN_TEST_ARTIFACTS", str(tmp_path / "rendered"))
+    project = make_project("explain_target", {"models/one.sql": "select 1 as id"},
+                           {"target-path": "{{ env_var('LAKEPLAN_TEST_ARTIFACTS') }}/dbt"})
+    assert main(["explain", "--project-dir", str(project.path), "--no-progress"]) == 0
+    rendered = tmp_path / "rendered" / "dbt"
+    assert [m["name"] for m in json.loads((rendered / "lakeplan_explain.json").read_text())["models"]] == ["one"]
+    assert (rendered / "lakeplan_explain.html").exists()
+    assert not any("{{" in path.name for path in project.path.rglob("*"))

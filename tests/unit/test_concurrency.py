@@ -82,10 +82,18 @@ def test_a_beaten_write_of_the_tombstones_side_table_names_the_target_and_the_ru
 
 
 def test_a_lock_never_granted_names_the_table_and_how_it_clears():
-    sentence = after_failure(lambda statement: [], "merge into s.t as x using v on true",
+    sent = []
+
+    def query(statement):
+        sent.append(statement)
+        return [("lakeplan.consumed.pending", json.dumps({"run": "me"}))] if statement.startswith("show") else []
+
+    sentence = after_failure(query, "merge into s.t as x using v on true",
                              "CommitFailedException: Timed out after 120000 ms waiting for lock on s.t", "me",
                              stays)
     assert sentence.startswith("s.t stayed locked by another process for 120 s, so this run wrote nothing to it.")
+    # its own pending record goes; no run is named, so neither application is asked for (each a statement)
+    assert sent == ["show tblproperties s.t", "alter table s.t unset tblproperties if exists ('lakeplan.consumed.pending')"]
 
 
 class Commits:

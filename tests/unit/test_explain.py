@@ -1,7 +1,6 @@
 """The pure parts of `lakeplan explain`: statements, Exchange causes, write groups, how a change lands, change classes."""
 
 import re
-from pathlib import Path
 
 from dbt_lakeplan.explain import (NOTHING_SENT, after_upstream_writes, change_report, exchanges, moved_tables,
                                   state_report, statement, write_groups)
@@ -222,18 +221,3 @@ def test_width_widens_the_terminal_tables_cells():
     assert f"{name[:17]}..." in terminal_table(report, width=20)
     assert name in terminal_table(report) and name in terminal_table(report, width=0)
     assert "a_model..." in terminal_table(report, width=10)
-
-
-def test_explain_writes_where_dbt_would_its_target_path(tmp_path, monkeypatch):
-    """dbt's rule for the target path: the flag, else DBT_TARGET_PATH, else dbt_project.yml's, else target/; a relative
-    one is the project's."""
-    from dbt_lakeplan.explain_dbt import Options
-
-    monkeypatch.delenv("DBT_TARGET_PATH", raising=False)
-    (tmp_path / "dbt_project.yml").write_text("name: p\n")
-    assert Options(project_dir=str(tmp_path)).target_dir() == tmp_path / "target"
-    (tmp_path / "dbt_project.yml").write_text("name: p\ntarget-path: build/dbt\n")
-    assert Options(project_dir=str(tmp_path)).target_dir() == tmp_path / "build" / "dbt"
-    monkeypatch.setenv("DBT_TARGET_PATH", "from_env")
-    assert Options(project_dir=str(tmp_path)).target_dir() == tmp_path / "from_env"
-    assert Options(project_dir=str(tmp_path), target_path="/abs/out").target_dir() == Path("/abs/out")
