@@ -14,8 +14,9 @@ fail() { printf 'lakeplan new-project: %s\n' "$*" >&2; exit 1; }
 EXAMPLE='^(models/staging/tpch/|models/intermediate/|models/marts/|seeds/|snapshots/customer_segments_snapshot\.sql|tests/singular/customer_360_|tests/integration/(test_example_pipeline|test_bench_smoke|test_cluster|test_new_project)\.py|bench/|scripts/tpch_data\.sh|scripts/new_project\.sh)'
 
 mkdir -p "$dest"
-# Every file git would commit (tracked, or new and not ignored), so work in progress comes along too.
-(cd "$repo" && git ls-files --cached --others --exclude-standard | grep -Ev "$EXAMPLE" |
+# The files git tracks, as they are in the working tree: an untracked file stays behind (a dbt run's artifacts under
+# a --target-path of its own were copied too, in a new user's trial); `git add` a new file to bring it.
+(cd "$repo" && git ls-files --cached | grep -Ev "$EXAMPLE" |
   while read -r file; do [ -f "$file" ] && printf '%s\n' "$file"; done | tar -cf - -T -) | tar -xf - -C "$dest"
 mkdir -p "$dest/seeds" "$dest/snapshots"
 # dbt warns on every command about a config path that applies to nothing: the example's `marts` folder, and seeds and

@@ -1,6 +1,7 @@
 """`make new-project` starts a project from the template without the TPC-H example, keeping the rest."""
 
 import re
+import shutil
 import subprocess
 
 from tests.conftest import REPO, DbtProject, snapshots
@@ -33,3 +34,18 @@ def test_a_new_project_has_no_example_and_builds(tmp_path, spark, monkeypatch):
     assert {r.node.name for r in result.result.results if r.node.resource_type == "model"} == {
         "stg_customer_order_status_changes", "customer_order_status"}
     assert snapshots(spark, "lakeplan_new_project.customer_order_status") >= 1
+
+
+def test_a_new_project_takes_the_files_git_tracks_and_no_stray_output(tmp_path):
+    """A dbt run's artifacts under a --target-path of its own, untracked and not ignored, stayed in the new project
+    (a new user's trial: manifest.json and compiled SQL came along)."""
+    template = tmp_path / "template"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(template)], check=True)
+    shutil.copy(REPO / "scripts" / "new_project.sh", template / "scripts")  # this checkout's script, committed or not
+    (template / "my_artifacts").mkdir()
+    (template / "my_artifacts" / "manifest.json").write_text("{}")
+    (template / "models" / "staging" / "cdc" / "scratch.sql").write_text("select 1 as id")  # not git-added
+    new = tmp_path / "my_lakehouse"
+    subprocess.run([str(template / "scripts" / "new_project.sh"), str(new)], check=True, capture_output=True)
+    assert not (new / "my_artifacts").exists() and not (new / "models" / "staging" / "cdc" / "scratch.sql").exists()
+    assert (new / "models" / "staging" / "cdc" / "customer_order_status.sql").exists()
