@@ -6,7 +6,7 @@
     {%- for setting, names in settings -%}
         {%- for name in names if name | lower not in known -%}
             {%- do exceptions.raise_compiler_error(problem | replace('{setting}', setting) | replace('{column}', name)
-                ~ '\nIts columns: ' ~ columns | join(', ') ~ '.\nFix: ' ~ fix | replace('{setting}', setting)) -%}
+                ~ ' Its columns: ' ~ columns | join(', ') ~ '. Fix: ' ~ fix | replace('{setting}', setting)) -%}
         {%- endfor -%}
     {%- endfor -%}
 {% endmacro %}

@@ -26,7 +26,7 @@
             and not lakeplan.lakeplan_cast_is_lossless(column.dtype, stored_type) -%}
             {%- do exceptions.raise_compiler_error('Column `' ~ column.name ~ '` of ' ~ owner ~ ' is stored as '
                 ~ stored_type ~ ', but ' ~ new_type_source ~ ' ' ~ column.dtype ~ ', which the table cannot take '
-                ~ 'without a cast that may lose values; `' ~ model.name ~ '` is unchanged.\nFix: '
+                ~ 'without a cast that may lose values; `' ~ model.name ~ '` is unchanged. Fix: '
                 ~ (fix | replace('{column}', column.name) | replace('{stored}', stored_type) if fix is string
                 else fix(column.name, stored_type, column.dtype))) -%}
         {%- endif -%}

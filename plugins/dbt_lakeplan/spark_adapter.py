@@ -362,6 +362,27 @@ def _interrupt_stack_to_debug_log() -> None:
     requires.fire_event = fire_event
 
 
+def _macro_stack_to_debug_log() -> None:
+    """A sentence one of lakeplan's macros raises names the model, the setting, the value and the fix; dbt followed it
+    on the console with the chain of macros that raised it (`> in macro lakeplan_... > called by ...`), which says
+    nothing to a user (a new user's trial). That chain goes to the debug log; a user's own macro keeps it."""
+    from dbt_common.events.base_types import EventLevel
+    from dbt_common.events.functions import fire_event
+    from dbt_common.events.types import Note
+    from dbt_common.exceptions.base import DbtRuntimeError
+
+    process_stack = DbtRuntimeError.process_stack
+
+    def stack_unless_lakeplans(self) -> list[str]:
+        lines = process_stack(self)
+        if not str(getattr(self.stack[0] if self.stack else None, "name", "")).startswith("lakeplan_"):
+            return lines
+        fire_event(Note(msg="lakeplan: raised " + " ".join(line for line in lines if line)), level=EventLevel.DEBUG)
+        return []
+
+    DbtRuntimeError.process_stack = stack_unless_lakeplans
+
+
 def _cancel_writes(cancel, cancel_open):
     """dbt's cancel of a connection marks it cancelled (cancel.py) and stops its Spark jobs; a model whose write
     committed is left out of what dbt reports cancelled."""
@@ -526,6 +547,7 @@ def install() -> None:
             SparkConnectionManager.cancel, SparkConnectionManager.cancel_open)
         SparkConnectionManager.open = _refuse_a_held_metastore(SparkConnectionManager.open.__func__)
         _interrupt_stack_to_debug_log()
+        _macro_stack_to_debug_log()
 
     build = SparkAdapter._build_spark_relation_list
     if getattr(build, "lakeplan", False):

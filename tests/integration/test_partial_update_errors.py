@@ -202,6 +202,16 @@ def test_member_mistakes_fail_the_target_before_writing(run_errors, spark, case)
     assert spark.sql(f"show tables in lakeplan_pu_runtime like 't_{case}'").count() == 0
 
 
+def test_a_mistake_found_at_run_time_is_one_sentence_and_the_macro_chain_goes_to_the_debug_log(run_errors):
+    """dbt showed lakeplan's sentence on three lines and then the chain of lakeplan's macros that raised it
+    (`> in macro lakeplan_validate_partial_update_member ... > called by model`), a new user's trial."""
+    _, log = run_errors
+    sentences = [line for line in log.splitlines() if "Member `m_extra_column` selects `z`" in line]
+    assert sentences and all("Its columns: " in line and ". Fix: " in line for line in sentences)  # one line each
+    assert not [line for line in log.splitlines() if line.strip().startswith("> in macro lakeplan_")]
+    assert "lakeplan: raised > in macro lakeplan_" in log  # the chain, in one debug line
+
+
 def test_overlapping_columns_without_sequence_are_ambiguous(run_errors):
     """Every pair of members and every column they share is named in one error, not one column per run."""
     _, log = run_errors

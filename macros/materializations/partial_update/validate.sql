@@ -17,7 +17,7 @@
         {%- do target_types.update({column.name | lower: column.data_type}) -%}
     {%- endfor -%}
     {%- set member_columns = columns | map(attribute='name') | map('lower') | list -%}
-    {%- set fix = '\nFix: ' -%}
+    {%- set fix = ' Fix: ' -%}
     {%- for key in spec.unique_key if key | lower not in member_columns -%}
         {%- do exceptions.raise_compiler_error(
             'Member `' ~ member.name ~ '` of ' ~ spec.owner ~ ' does not select the key column `' ~ key ~ '`.'
@@ -33,7 +33,7 @@
         {%- if target_type is none -%}
             {%- do exceptions.raise_compiler_error(
                 'Member `' ~ member.name ~ '` selects `' ~ column.name ~ '`, which is not a column of ' ~ spec.owner
-                ~ '.\nIts columns: ' ~ target_types.keys() | join(', ') ~ '.'
+                ~ '. Its columns: ' ~ target_types.keys() | join(', ') ~ '.'
                 ~ fix ~ 'rename it to a target column, drop it, or declare it in `' ~ spec.model ~ '`\'s YAML.') -%}
         {%- elif not lakeplan.lakeplan_can_cast(column.dtype, target_type) -%}
             {%- do exceptions.raise_compiler_error(
@@ -61,7 +61,7 @@
                     {%- do exceptions.raise_compiler_error(
                         'Member `' ~ member.config.name ~ '` writes `' ~ column ~ '` of ' ~ spec.owner ~ ', which is in '
                         ~ 'sequence group ' ~ sequence ~ ', but does not select `' ~ sequence ~ '`: its values would '
-                        ~ 'never be accepted.\nFix: select the group\'s version as `' ~ sequence ~ '` in `'
+                        ~ 'never be accepted. Fix: select the group\'s version as `' ~ sequence ~ '` in `'
                         ~ member.config.name ~ '`.') -%}
                 {%- endif -%}
                 {%- set earlier = writers.get(column) -%}
@@ -100,14 +100,14 @@
     {%- if not (earlier.config.sequence_by and member.config.sequence_by) -%}
         {{ return(names ~ ', whose merge rule' ~ ('s ' if rules | length > 1 else ' ') ~ rules | join(', ')
             ~ (' depend' if rules | length > 1 else ' depends') ~ ' on order, and not both set '
-            ~ '`sequence_by`: which value wins is ambiguous.\nFix: set `sequence_by` on both members (the '
+            ~ '`sequence_by`: which value wins is ambiguous. Fix: set `sequence_by` on both members (the '
             ~ 'later row wins), let one member write ' ~ ('it' if columns | length == 1 else 'each') ~ ', or give '
             ~ ('it' if columns | length == 1 else 'them') ~ ' an order-free rule ('
             ~ spec.order_independent | join(', ') ~ ').') }}
     {%- endif -%}
     {%- if shared.separate_writes -%}
         {{ return(names ~ ', ordered by `sequence_by`, but in separate writes (their write settings differ): the '
-            ~ 'later write would win whatever the versions say.\nFix: give both members the same write settings '
+            ~ 'later write would win whatever the versions say. Fix: give both members the same write settings '
             ~ '(write_mode, static_partition, write_options, parallelism, and both insert-only or both changelogs) so '
             ~ 'they share one write, or put ' ~ listed ~ ' and ' ~ ('its' if columns | length == 1 else 'their')
             ~ ' version in a sequence group (`sequence_groups`), whose stored version decides across writes.') }}
@@ -120,7 +120,7 @@
     {%- if families[0] != families[1] -%}
         {{ return(names ~ ', ordered by `sequence_by` columns of different types (`' ~ earlier.config.sequence_by
             ~ '` ' ~ types[0] ~ ', `' ~ member.config.sequence_by ~ '` ' ~ types[1] ~ '): one cannot be compared '
-            ~ 'with the other without a cast that decides the winner.\nFix: give both members versions of one type '
+            ~ 'with the other without a cast that decides the winner. Fix: give both members versions of one type '
             ~ 'that mean the same, e.g. select the source\'s change time (or its log position) in each; a cast of one '
             ~ 'into the other\'s type would only hide that they do not compare.') }}
     {%- endif -%}
@@ -146,7 +146,7 @@
             'Members ' ~ listed | join(', ') ~ ' of ' ~ spec.owner ~ ' are ordered by one sequence `'
             ~ spec.tombstone_sequence ~ '`, whose deletes remove the record (partial_update_on_delete: '
             ~ 'remove_record), but of different types: a delete cannot be compared with their rows without a cast '
-            ~ 'that decides the winner.\nFix: give `' ~ spec.tombstone_sequence ~ '` one type in all of them by '
+            ~ 'that decides the winner. Fix: give `' ~ spec.tombstone_sequence ~ '` one type in all of them by '
             ~ 'selecting as it the same version (e.g. the source\'s log position) in each member, not a cast (text '
             ~ 'cast to a number is NULL where it is none), or rename it where it is another sequence.') -%}
     {%- endif -%}
