@@ -295,10 +295,11 @@ def explain_project(options: Options) -> dict[str, Any]:
     from dbt_lakeplan import plugin
 
     plugin.loaded_target_path = None  # an earlier project's, in this process
-    previous = load_manifest(options.state) if options.state else None  # a wrong folder stops before dbt runs
     parsed = dbtRunner().invoke(["parse", *dbt_args(options)])
     if not parsed.success:
         raise ExplainError(_sentence(parsed.exception or "dbt could not parse the project"))
+    # after the parse, so that a wrong folder's error also removes the earlier answer where dbt put it
+    previous = load_manifest(options.state) if options.state else None
     manifest, live = parsed.result, {}
     compiled = _compile(options, manifest, live)
     spark, no_spark = _spark() if any(error is None for _, error in compiled.values()) else (None, None)
