@@ -377,7 +377,9 @@ def _macro_stack_to_debug_log() -> None:
         lines = process_stack(self)
         if not str(getattr(self.stack[0] if self.stack else None, "name", "")).startswith("lakeplan_"):
             return lines
-        fire_event(Note(msg="lakeplan: raised " + " ".join(line for line in lines if line)), level=EventLevel.DEBUG)
+        if not getattr(self, "lakeplan_stack_logged", False):  # dbt renders one error several times (3 were logged)
+            self.lakeplan_stack_logged = True
+            fire_event(Note(msg="lakeplan: raised " + " ".join(line for line in lines if line)), level=EventLevel.DEBUG)
         return []
 
     DbtRuntimeError.process_stack = stack_unless_lakeplans
