@@ -10,10 +10,10 @@
     {%- if verdict.action == 'refuse' -%}
         {%- do exceptions.raise_compiler_error(verdict.message) -%}
     {%- elif verdict.action == 'rebuild' -%}
-        {%- do log('lakeplan: ' ~ verdict.message ~ '\nRebuilding it (on_state_mismatch: full_refresh).', info=true) -%}
+        {%- do log('lakeplan: ' ~ verdict.message ~ ' Rebuilding it (on_state_mismatch: full_refresh).', info=true) -%}
         {{ return(true) }}
     {%- elif verdict.action == 'ignore' -%}
-        {%- do exceptions.warn('lakeplan: ' ~ verdict.message ~ '\nKeeping the table (on_state_mismatch: ignore).') -%}
+        {%- do exceptions.warn('lakeplan: ' ~ verdict.message ~ ' Keeping the table (on_state_mismatch: ignore).') -%}
     {%- elif verdict.action in ['accept', 'evolve'] -%}
         {#- lakeplan's materializations record after their write (lakeplan_record_state_after_write), so a failed
             write records nothing; dbt-spark's incremental has no such step, so its accepted logic is recorded now
@@ -38,7 +38,7 @@
     {%- endfor -%}
     {%- set refused = verdicts | selectattr('action', 'equalto', 'refuse') | map(attribute='message') | list -%}
     {%- if refused -%}
-        {%- do exceptions.raise_compiler_error(refused | join('\n\n') ~ '\nNothing was written.') -%}
+        {%- do exceptions.raise_compiler_error(refused | join(' ') ~ ' Nothing was written.') -%}
     {%- endif -%}
     {%- for verdict in verdicts
         if verdict.action == 'accept' and not lakeplan.lakeplan_plan(verdict.node).kind.merged -%}
@@ -163,16 +163,18 @@
     {{ return(changes) }}
 {% endmacro %}
 
+{#- One line, as lakeplan's other run-time errors, opening with the model's name: on-run-start's error is headed by the
+    hook's name (`operation lakeplan-on-run-start-0`), not the model's. -#}
 {% macro lakeplan_state_mismatch_message(node, stored, current, changes, with_fix) %}
     {%- set name = node.name -%}
     {%- set message = 'Model `' ~ name ~ '` (' ~ node.config.materialized ~ ') would reuse a table built by other '
         ~ 'logic: the table records fingerprint ' ~ stored.fingerprint ~ ' (' ~ stored.version ~ '), its logic is now '
-        ~ current.fingerprint ~ ' (' ~ current.version ~ ').\nWhat changed: ' ~ changes | join('; ')
-        ~ '.\nReusing it would mix rows computed by the old logic with rows of the new.' -%}
+        ~ current.fingerprint ~ ' (' ~ current.version ~ '). What changed: ' ~ changes | join('; ')
+        ~ '. Reusing it would mix rows computed by the old logic with rows of the new.' -%}
     {%- if with_fix -%}
-        {%- set message = message ~ '\nFix: to keep the table and what it accumulated, accept the current logic: '
+        {%- set message = message ~ ' Fix: to keep the table and what it accumulated, accept the current logic: '
             ~ 'dbt run -s ' ~ name ~ " --vars '{lakeplan_accept_state: [" ~ name ~ "]}'; to rebuild it from scratch: "
-            ~ 'dbt run --full-refresh -s ' ~ name ~ '  (or set on_state_mismatch: full_refresh to rebuild automatically, '
+            ~ 'dbt run --full-refresh -s ' ~ name ~ ' (or set on_state_mismatch: full_refresh to rebuild automatically, '
             ~ 'ignore to keep the table).' -%}
     {%- endif -%}
     {{ return(message) }}

@@ -76,6 +76,16 @@ def rows(spark, table):
     return sorted(tuple(row) for row in spark.sql(f"select * from {table}").collect())
 
 
+def refusal(shown: str) -> str:
+    """The on-run-start check's refusal as dbt shows it: one line (as lakeplan's other run-time errors) under dbt's
+    heading, which names the hook, so the line opens with the model's name."""
+    lines = {line.strip() for line in shown.splitlines() if "would reuse a table built by other logic" in line}
+    assert len(lines) == 1, shown  # dbt shows one error in the run and again in its summary: the same line
+    [line] = lines
+    assert line.startswith("Model `") and "Fix: to keep the table" in line and line.endswith("Nothing was written."), line
+    return line
+
+
 def counts(spark, *tables):
     return [snapshots(spark, table) for table in tables]
 
@@ -95,9 +105,10 @@ def test_a_refusal_names_the_changed_node_and_writes_nothing(project, spark):
     assert (
         "Model `wide` (partial_update) would reuse a table built by other logic" in log
         and "What changed: `seed.lakeplan.segments` changed its own SQL, columns or configs; member `m_profile` "
-        "changed.\n" in log
+        "changed. Reusing it" in log
     )
     assert "dbt run -s wide --vars '{lakeplan_accept_state: [wide]}'" in log and "Nothing was written." in log
+    assert refusal(project.shown).startswith("Model `wide` (partial_update) would reuse")
     assert counts(spark, SEGMENTS, DIM, WIDE) == before  # the seed and `dim` before `wide` were not rebuilt
     assert rows(spark, WIDE) == [(1, "A", "alpha", 1), (2, "B", "beta", 1)]
 
@@ -107,7 +118,7 @@ def test_a_changed_merge_rule_is_refused(project, spark):
     before = counts(spark, WIDE)
     write_files(project.path, {"models/wide.yml": WIDE_YML.format(orders_rule="max", more_columns="")})
     log = project.fail("run", "-s", "wide")
-    assert "What changed: column `orders` changed its merge rule or sequence group.\n" in log
+    assert "What changed: column `orders` changed its merge rule or sequence group. Reusing it" in log
     assert counts(spark, WIDE) == before and rows(spark, WIDE) == [(1, "A", "alpha", 1), (2, "B", "beta", 1)]
 
 
@@ -117,7 +128,8 @@ def test_a_mismatch_stops_run_but_never_compile_docs_or_ls(project, spark):
         project.run(*command)
     before = counts(spark, WIDE, TOTALS)
     log = project.fail("run")
-    assert "Model `totals` (incremental) would reuse" in log and "Model `wide` (partial_update) would reuse" in log
+    line = refusal(project.shown)  # both models' sentences, each with its fix, in one line
+    assert "Model `totals` (incremental) would reuse" in line and "Model `wide` (partial_update) would reuse" in line
     assert counts(spark, WIDE, TOTALS) == before
 
 
@@ -192,11 +204,11 @@ def test_a_new_member_fills_its_columns_and_a_removed_or_changed_one_is_named(al
 
     (alone.path / "models" / "m_profile.sql").unlink()
     log = alone.fail("run", "-s", "wide")
-    assert "What changed: member `m_profile` was removed.\n" in log
+    assert "What changed: member `m_profile` was removed. Reusing it" in log
     write_files(alone.path, {
         "models/m_profile.sql": FILES["models/m_profile.sql"],
         "models/m_orders.sql": FILES["models/m_orders.sql"].replace("cast(1 as bigint)", "cast(10 as bigint)"),
     })  # fmt: skip
     log = alone.fail("run", "-s", "wide")
-    assert "What changed: member `m_orders` changed its own SQL, columns or configs.\n" in log  # named once
+    assert "What changed: member `m_orders` changed its own SQL, columns or configs. Reusing it" in log  # named once
     assert counts(spark, ALONE_WIDE) == [before[0] + 1]
