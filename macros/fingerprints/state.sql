@@ -174,8 +174,8 @@
     {%- if with_fix -%}
         {%- set message = message ~ ' Fix: to keep the table and what it accumulated, accept the current logic: '
             ~ 'dbt run -s ' ~ name ~ " --vars '{lakeplan_accept_state: [" ~ name ~ "]}'; to rebuild it from scratch: "
-            ~ 'dbt run --full-refresh -s ' ~ name ~ ' (or set on_state_mismatch: full_refresh to rebuild automatically, '
-            ~ 'ignore to keep the table).' -%}
+            ~ 'dbt run --full-refresh -s ' ~ name ~ ' (or set on_state_mismatch: full_refresh to rebuild '
+            ~ 'automatically, ignore to keep the table).' -%}
     {%- endif -%}
     {{ return(message) }}
 {% endmacro %}

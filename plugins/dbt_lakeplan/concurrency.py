@@ -81,6 +81,14 @@ def conflict_sentence(table: str, raw: str, other_run: str | None, own_applicati
             "are applied then, once.")
 
 
+def run_line(application: str, invocation: str, server: bool) -> str:
+    """What a run says once, so that the Spark application a beaten run's sentence names (conflict_sentence) maps to
+    a dbt process and its log: through a server (the `cluster` target) the application is the server's."""
+    whose = f"a session of Spark application {application}, the Thrift server's" if server \
+        else f"Spark application {application}"
+    return f"lakeplan: this run is {whose} (dbt invocation {invocation})"
+
+
 # the waits between the attempts of a metadata commit (metadata_commit): 10 attempts in about 11 s, each a fresh
 # statement that reads the table again
 METADATA_COMMIT_WAITS = (0.1, 0.2, 0.4, 0.8, 1.5, 2, 2, 2, 2)
@@ -134,7 +142,8 @@ def remove_run_copies(query: Callable[[str], list], sql: str, say: Callable[[str
                 f"{written_table(sql) or 'the table'} is under way.")
 
 
-def _own_application(query: Callable[[str], list]) -> str | None:
+def own_application(query: Callable[[str], list]) -> str | None:
+    """This run's Spark application id (`set spark.app.id`), or None where Spark does not answer."""
     try:
         [(_, application)] = query("set spark.app.id")
         return application
@@ -158,7 +167,7 @@ def after_failure(query: Callable[[str], list], sql: str, raw: str, run: str, sa
     if table is None or not (CONFLICT.search(raw) or LOCK_TIMEOUT.search(raw)):
         return None
     beaten = not LOCK_TIMEOUT.search(raw)  # a lock never granted (a CommitFailedException too) names no run
-    other, own = None, _own_application(query) if beaten else None
+    other, own = None, own_application(query) if beaten else None
     try:
         for statement in own_pending(table, dict(query(f"show tblproperties {table}")), run):
             query(statement)

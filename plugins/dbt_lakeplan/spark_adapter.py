@@ -36,6 +36,9 @@ does not answer is told as that, naming the model and the fix (catalog_watch.py)
 Cancel: dbt-spark's session method cancels nothing. The handler refuses a cancelled model's next statement unless its
 write has committed, and the Spark jobs of each connection carry a tag its cancel stops (cancel.py).
 
+The run's application: a beaten run's sentence names the other run by its Spark application; each invocation that
+writes says its own once, with dbt's invocation id, after its first statement (concurrency.run_line).
+
 A stopped JVM: where the session method's JVM was killed or ran out of memory, every statement after it failed with
 Py4J's bare "Error while sending or receiving" or the socket's "Connection refused"; it is told as what happened to
 which model, where to look and what a rerun finds (jvm_stopped.py).
@@ -220,9 +223,41 @@ def _condense_errors(handler):
         finally:
             _LAST_STATEMENT.sql = sql  # its rows are fetched after this handler (_condense_fetch_errors)
             _LAST_STATEMENT.connection = connection
+        _name_the_application(connection, sql)
 
     exception_handler.lakeplan = True
     return exception_handler
+
+
+_NAMED = {"invocation": None}  # the dbt invocation whose Spark application was said (_name_the_application)
+_NAMED_LOCK = threading.Lock()
+WRITING_COMMANDS = ("run", "build", "seed", "snapshot", "retry")  # the commands a beaten write can stop
+
+
+def _name_the_application(connection, sql: str) -> None:
+    """After the first statement of a dbt invocation that writes (its Spark runs by then), one INFO line naming its
+    Spark application and dbt's invocation id, once whatever its threads: a beaten run's sentence names the other run
+    by its application (concurrency.conflict_sentence), which this line maps to a dbt process and its log."""
+    from dbt_common.invocation import get_invocation_id
+
+    invocation = get_invocation_id()
+    if _NAMED["invocation"] == invocation or getattr(connection, "state", None) != "open" or ADAPTER_MACRO.match(sql):
+        return
+    with _NAMED_LOCK:
+        if _NAMED["invocation"] == invocation:
+            return
+        _NAMED["invocation"] = invocation
+    from dbt.flags import get_flags
+    from dbt_common.events.base_types import EventLevel
+    from dbt_common.events.functions import fire_event
+    from dbt_common.events.types import Note
+
+    if getattr(get_flags(), "WHICH", None) not in WRITING_COMMANDS:
+        return
+    application = concurrency.own_application(lambda statement: _query(connection, statement))
+    if application:
+        server = getattr(connection.credentials, "method", None) != "session"
+        fire_event(Note(msg=concurrency.run_line(application, invocation, server)), level=EventLevel.INFO)
 
 
 def _jvm_stopped(connection, sql: str, error: BaseException) -> str | None:

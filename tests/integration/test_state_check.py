@@ -82,7 +82,8 @@ def refusal(shown: str) -> str:
     lines = {line.strip() for line in shown.splitlines() if "would reuse a table built by other logic" in line}
     assert len(lines) == 1, shown  # dbt shows one error in the run and again in its summary: the same line
     [line] = lines
-    assert line.startswith("Model `") and "Fix: to keep the table" in line and line.endswith("Nothing was written."), line
+    assert line.startswith("Model `") and line.endswith("Nothing was written."), line
+    assert "Fix: to keep the table" in line, line
     return line
 
 
@@ -131,6 +132,20 @@ def test_a_mismatch_stops_run_but_never_compile_docs_or_ls(project, spark):
     line = refusal(project.shown)  # both models' sentences, each with its fix, in one line
     assert "Model `totals` (incremental) would reuse" in line and "Model `wide` (partial_update) would reuse" in line
     assert counts(spark, WIDE, TOTALS) == before
+
+
+def test_a_run_names_its_spark_application_once(project, spark):
+    """A beaten run's sentence names the other run by its Spark application (docs/team.md): every run that writes
+    says which application it is, once whatever its threads, with the dbt invocation id its log carries; a command
+    that writes nothing does not."""
+    from dbt_common.invocation import get_invocation_id
+
+    project.run("run", "-s", "dim", "totals", "--threads", "2")
+    said = [line for line in project.shown.splitlines() if line.startswith("lakeplan: this run is ")]
+    assert said == [f"lakeplan: this run is Spark application {spark.sparkContext.applicationId} "
+                    f"(dbt invocation {get_invocation_id()})"], project.shown
+    project.run("compile", "-s", "dim")
+    assert "lakeplan: this run is " not in project.shown
 
 
 def test_editing_seed_data_keeps_the_state(project, spark):

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from dbt_lakeplan.concurrency import (after_failure, metadata_commit, own_pending, remove_run_copies, run_copies,
-                                      written_table)
+                                      run_line, written_table)
 
 RUN = "lakeplan_write_0a1b2c3d4e5f"
 GROUP = f"-- write group 1 of 2 of `wide`: `a`\nmerge into s.wide.branch_{RUN} as lakeplan_table using v on true"
@@ -63,6 +63,16 @@ def test_a_write_another_run_beat_is_one_sentence_naming_the_table_and_that_run(
                                                                            "application")
     # the other run is the one at main's head: this run's own branch may hold a later snapshot (seen in a trial)
     assert "where snapshot_id = (select snapshot_id from s.wide.refs where name = 'main')" in sent[-1]
+
+
+def test_a_run_names_its_spark_application_as_the_beaten_runs_sentence_does():
+    """The line every writing run logs once, so that a user maps the application a beaten run's sentence names to a
+    dbt process (its invocation id, in its log); on the cluster target the application is the Thrift server's."""
+    assert run_line("local-41", "0a1b-2c3d", server=False) == (
+        "lakeplan: this run is Spark application local-41 (dbt invocation 0a1b-2c3d)")
+    assert run_line("app-2026-0001", "0a1b-2c3d", server=True) == (
+        "lakeplan: this run is a session of Spark application app-2026-0001, the Thrift server's "
+        "(dbt invocation 0a1b-2c3d)")
 
 
 def test_a_beaten_write_of_the_tombstones_side_table_names_the_target_and_the_run_that_wrote_the_side_table():
