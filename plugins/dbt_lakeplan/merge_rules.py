@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dbt_lakeplan.sequence_groups import check_sequence_groups
 from dbt_lakeplan.spark_types import base_type, family
 
 DEFAULT_RULE = "last_non_null"
@@ -200,48 +201,6 @@ def _column_rule(target: str, column: str, data_type: str, rule: str | None, key
     return rule
 
 
-def _sequence_groups(
-    target: str, declared: dict[str, list[str]], types: dict[str, str], rules: dict[str, str], keys: set[str],
-    problems: list[str],
-):
-    owner: dict[str, str] = {}
-    groups = []
-    for sequence, columns in declared.items():
-        sequence = str(sequence).lower()
-        for name in [sequence, *(str(c).lower() for c in columns)]:
-            role = "sequence column" if name == sequence else "column"
-            fix = f"declare `{name}` in `{target}`'s YAML, or remove it from sequence_groups."
-            problem = None
-            if name not in types:
-                problem = (f"sequence_groups of `{target}` names the {role} `{name}`, which is not a column of the "
-                           f"target. Fix: {fix}")
-            elif name in keys:
-                problem = (f"sequence_groups of `{target}` names the key column `{name}`; a key is never merged. "
-                           f"Fix: remove `{name}` from sequence_groups.")
-            elif name in owner:
-                problem = (
-                    f"Column `{name}` of `{target}` is in two sequence groups ({owner[name]} and {sequence}); one "
-                    f"version must decide its value. Fix: list `{name}` under one sequence column only."
-                )
-            elif rules[name] != DEFAULT_RULE:
-                problem = (
-                    f"Column `{name}` of `{target}` is in sequence group {sequence} and has merge rule "
-                    f"{rules[name]!r}; a group's columns take the accepted row's values. "
-                    f"Fix: remove `merge` from `{name}`, or take it out of the sequence group."
-                )
-            if problem:
-                problems.append(problem)
-                continue
-            owner[name] = sequence
-        if sequence in types and base_type(types[sequence]) in {"array", "map", "struct", "boolean", "binary"}:
-            problems.append(
-                f"Sequence column `{sequence}` of `{target}` is {types[sequence]}; a version must be ordered. "
-                "Fix: use a numeric, date, timestamp or string column as the group's sequence."
-            )
-        groups.append({"sequence": sequence, "columns": [c for c in owner if owner[c] == sequence and c != sequence]})
-    return groups
-
-
 def resolve_merge_rules(
     target: str, columns: list[tuple[str, str, str | None]], unique_key: list[str],
     sequence_groups: dict[str, list[str]] | None, delimiters: dict[str, str] | None = None,
@@ -253,7 +212,8 @@ def resolve_merge_rules(
     keys = {key.lower() for key in unique_key}
     types = {name.lower(): data_type for name, data_type, _ in columns}
     rules = {name.lower(): _column_rule(target, name, data_type, rule, keys, problems) for name, data_type, rule in columns}
-    groups = _sequence_groups(target, sequence_groups or {}, types, rules, keys, problems)
+    ruled = {name: rule for name, rule in rules.items() if rule != DEFAULT_RULE}
+    groups = check_sequence_groups(target, sequence_groups or {}, types, ruled, keys, problems)
     delimiters = {name.lower(): delimiter for name, delimiter in (delimiters or {}).items()}
     for name in sorted(name for name in delimiters if rules.get(name) != "listagg"):
         problems.append(

@@ -49,10 +49,11 @@ def test_sequence_groups_list_their_columns_lower_case():
         ({"tags": "bool_or"}, None, "needs boolean, but the column is array<string>"),
         ({"props": "max"}, None, "needs an ordered atomic type, but the column is map<string,int>"),
         ({"k": "sum"}, None, "Column `k` of partial-update target `wide` is part of its unique_key and has merge rule 'sum'"),
-        (None, {"g_1": ["a"], "g_2": ["a", "c"]}, "Column `a` of `wide` is in two sequence groups (g_1 and g_2)"),
-        (None, {"version": ["a"]}, "sequence_groups of `wide` names the sequence column `version`, which is not a column"),
-        (None, {"g_1": ["nope"]}, "names the column `nope`, which is not a column of the target"),
-        (None, {"g_1": ["k"]}, "names the key column `k`"),
+        (None, {"g_1": ["a"], "g_2": ["a", "c"]}, "Model `wide` sets `sequence_groups: {'g_1': ['a'], 'g_2': ['a', 'c']}`, which puts column `a` in two sequence groups (g_1 and g_2); one version must decide its value. Fix: list `a` under one sequence column only, e.g. `sequence_groups: {'g_1': ['a'], 'g_2': ['c']}`."),
+        (None, {"version": ["a"]}, "Model `wide` sets `sequence_groups: {'version': ['a']}`, which names the sequence column `version`, not a column of `wide`. Fix: declare `version` with its data_type under `columns:` of `wide`, or leave it out: remove `sequence_groups`."),
+        (None, {"g_1": ["nope", "a"]}, "which names the column `nope`, not a column of `wide`. Fix: declare `nope` with its data_type under `columns:` of `wide`, or leave it out: e.g. `sequence_groups: {'g_1': ['a']}`."),
+        (None, {"g_1": ["k"]}, "which names the key column `k`; a key is never merged, it names the row. Fix: leave it out: remove `sequence_groups`."),
+        (None, {"g_1": ["g_1", "a"]}, "which lists the sequence column `g_1` among the columns it versions. Fix: list it once, as the group's sequence: e.g. `sequence_groups: {'g_1': ['a']}`."),
         (None, {"tags": ["a"]}, "Sequence column `tags` of `wide` is array<string>; a version must be ordered"),
         ({"a": "sum"}, {"g_1": ["a"]}, "Column `a` of `wide` is in sequence group g_1 and has merge rule 'sum'"),
     ],
@@ -60,6 +61,27 @@ def test_sequence_groups_list_their_columns_lower_case():
 def test_misconfigurations_name_the_column_and_the_fix(rules, groups, message):
     [problem] = problems(rules, groups)
     assert message in problem and "Fix:" in problem and "\n" not in problem
+
+
+@pytest.mark.parametrize(
+    "rules, groups, message",
+    [
+        (None, {"g_1": ["nope"], "g_2": ["nope", "c"]}, "names the column `nope`, not a column of `wide`"),
+        (None, {"g_1": ["k"], "g_2": ["k"]}, "names the key column `k`"),
+        (None, {"g_1": ["a"], "g_2": ["a"], "d": ["a"]}, "puts column `a` in three sequence groups (g_1, g_2 and d)"),
+        ({"a": "sum"}, {"g_1": ["a", "b"], "g_2": ["b"]}, "Column `a` of `wide` is in sequence group g_1 and has merge rule 'sum'"),
+    ],
+)
+def test_a_name_under_several_groups_is_one_problem(rules, groups, message):
+    # each group listing the name was a problem of its own: two lines in the parse error for one mistake
+    found = [problem for problem in problems(rules, groups) if message in problem]
+    assert len(found) == 1, found
+
+
+def test_a_grouped_column_with_a_rule_in_two_groups_is_two_mistakes_one_line_each():
+    found = problems({"a": "sum"}, {"g_1": ["a"], "g_2": ["a"]})
+    assert len(found) == 2 and "puts column `a` in two sequence groups (g_1 and g_2)" in found[0]
+    assert "Column `a` of `wide` is in sequence groups g_1 and g_2 and has merge rule 'sum'" in found[1]
 
 
 def test_every_problem_of_a_target_is_reported_at_once():

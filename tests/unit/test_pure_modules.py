@@ -12,8 +12,8 @@ from tests.conftest import REPO
 WITHOUT_DBT = (
     "artifacts", "cancel", "catalog_watch", "concurrency", "digest", "explain", "explain_layout", "explain_render",
     "explain_state", "fingerprint", "grouping", "jvm_stopped", "manifest_fingerprints", "materializations",
-    "merge_rules", "metastore_lock", "node_plan", "normalize", "partial_update", "settings", "spark_setup",
-    "spark_types", "statement_options",
+    "merge_rules", "metastore_lock", "node_plan", "normalize", "partial_update", "sequence_groups", "settings",
+    "spark_setup", "spark_types", "statement_options",
 )  # fmt: skip
 DBT_GLUE = ("cli", "compiled_write", "explain_dbt", "manifest_reuse", "package_yaml", "planner", "plugin",
             "session_catalog", "spark_adapter")
