@@ -1,9 +1,8 @@
 """A partial-update target's `sequence_groups` (Paimon's `fields.<seq>.sequence-group`), checked once at parse time.
 
-Each name the setting lists is checked once, however many groups list it, so one mistake is one sentence: a name
-under two groups used to be refused once per group ("names the column `nope`, which is not a column of the target"
-twice). Every sentence names the model, the setting as written and a fix, with the setting's value as it would
-then read.
+Each name the setting lists is checked once, however many groups list it, so one mistake is one sentence (not one
+per group). A sentence names the model, the setting as written, what is wrong and a fix, with the setting's value as
+it would then read.
 """
 
 from __future__ import annotations
