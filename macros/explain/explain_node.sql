@@ -1,6 +1,7 @@
 {#- What `lakeplan explain` (plugins/dbt_lakeplan/explain_dbt.py) reads of one compiled model in its runtime context,
     without writing: the statements Spark is to plan, the state verdict the next run would reach (and whether it
-    finds nothing new to write), and the real layout of each keyed input. {statements, state, keyed_inputs};
+    finds nothing new to write), the real layout of each keyed input, and a target's delta rows (change_mode delta).
+    {statements, state, keyed_inputs, delta};
     `statements` none: plan the compiled code as it is (a partial-update target's compiled code is its write
     already). -#}
 {% macro lakeplan_explain_node() %}
@@ -13,7 +14,22 @@
                   'changes': verdict.get('changes', []),
                   'nothing_new': lakeplan.lakeplan_new_rows_read().nothing_new},
         'keyed_inputs': lakeplan.lakeplan_explain_keyed_inputs(),
+        'delta': lakeplan.lakeplan_explain_delta(),
     }) }}
+{% endmacro %}
+
+{#- A target in change_mode delta: the delta rows its table holds and the runs they came from (none: another mode;
+    zeros: no table yet, or it was built in another mode). -#}
+{% macro lakeplan_explain_delta() %}
+    {%- set change_mode = lakeplan.lakeplan_plan().change_mode -%}
+    {%- if not change_mode or change_mode.mode != 'delta' -%}{{ return(none) }}{%- endif -%}
+    {%- set existing = load_relation(this) -%}
+    {%- set columns = adapter.get_columns_in_relation(existing) | map(attribute='name') | map('lower') | list
+        if existing is not none and not existing.is_view else [] -%}
+    {%- if 'lakeplan_delta' not in columns -%}{{ return({'rows': 0, 'runs': 0}) }}{%- endif -%}
+    {%- set counted = run_query('select count(*), count(distinct _last_updated_sequence_number) from ' ~ existing
+        ~ ' where lakeplan_delta').rows[0] -%}
+    {{ return({'rows': counted[0], 'runs': counted[1]}) }}
 {% endmacro %}
 
 {#- What `dbt run` of the model would send that Spark can plan: an upsert's staged changes (a temporary view) and its

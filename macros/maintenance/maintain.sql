@@ -33,8 +33,9 @@
 {% endmacro %}
 
 {#- `dbt run-operation lakeplan_maintain --args '{select: [orders_current, customer_360]}'`: the maintenance of
-    each selected model (a name or a list of names) whose thresholds are crossed, and orphan-file removal, for teams
-    that schedule it apart from their runs. Every name must be a model with `maintenance` settings. -#}
+    each selected model (a name or a list of names) whose thresholds are crossed (a target in change_mode delta: its
+    delta rows folded first, at `delta_runs` runs), and orphan-file removal, for teams that schedule it apart from
+    their runs. Every name must be a model with `maintenance` settings. -#}
 {% macro lakeplan_maintain(select=none) %}
     {%- set names = [] if select is none else [select] if select is string else select | list -%}
     {%- set models = {} -%}
@@ -74,7 +75,10 @@
             {%- do log('lakeplan maintenance of `' ~ name ~ '`: its table ' ~ node.schema ~ '.' ~ node.alias
                 ~ ' does not exist yet; nothing to do.', info=true) -%}
         {%- else -%}
-            {%- set failed = lakeplan.lakeplan_maintain_table(relation, name, lakeplan.lakeplan_plan(node).maintenance,
+            {%- set delta_mode = lakeplan.lakeplan_plan(node).change_mode.mode == 'delta'
+                if lakeplan.lakeplan_plan(node).change_mode else false -%}
+            {%- set failed = (lakeplan.lakeplan_delta_fold(relation, node) if delta_mode else none)
+                or lakeplan.lakeplan_maintain_table(relation, name, lakeplan.lakeplan_plan(node).maintenance,
                 orphans=true) -%}
             {%- if failed -%}{%- do failures.append('lakeplan_maintain: maintenance of `' ~ name ~ '` failed: '
                 ~ failed ~ ' Fix: correct the cause and run it again; the other models selected were maintained.')

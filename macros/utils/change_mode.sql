@@ -11,6 +11,10 @@
     whole table; data in the query itself (VALUES) counts nothing. Returns its mode, the reason, and `sql`, the ALTER to run before the write, or none. -#}
 {% macro lakeplan_change_mode(relation, reads) %}
     {%- set setting = lakeplan.lakeplan_plan().change_mode -%}
+    {%- if setting.mode == 'delta' -%}
+        {#- the table is not written: the change goes to its delta (delta.sql) -#}
+        {{ return({'mode': 'delta', 'reason': 'change_mode: delta', 'sql': none}) }}
+    {%- endif -%}
     {%- set mode = setting.mode | replace('_', '-') -%}
     {%- set reason = 'change_mode: ' ~ setting.mode -%}
     {%- if setting.mode == 'auto' -%}

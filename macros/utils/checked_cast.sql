@@ -77,8 +77,14 @@
         ~ ', coalesce(cast(' ~ value_sql ~ ' as string), \'NULL\'), ' ~ held ~ '))') }}
 {% endmacro %}
 
-{#- Spark's types as plugins/dbt_lakeplan/spark_types.py declares them (the running model's plan carries them). -#}
+{#- Spark's types as plugins/dbt_lakeplan/spark_types.py declares them: the running model's plan carries them, and
+    every target's and upsert's plan the same, so a run-operation (lakeplan_maintain's fold) takes any one's. -#}
 {% macro lakeplan_types() %}
+    {%- set types = (config.get('lakeplan_plan') or {}).get('types') -%}
+    {%- if types -%}{{ return(types) }}{%- endif -%}
+    {%- for node in graph.nodes.values() if (node.config.get('lakeplan_plan') or {}).get('types') -%}
+        {{ return(node.config.lakeplan_plan.types) }}
+    {%- endfor -%}
     {{ return(lakeplan.lakeplan_plan().types) }}
 {% endmacro %}
 

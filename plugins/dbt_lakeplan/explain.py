@@ -229,10 +229,12 @@ NEW_ROWS = re.compile(r"/\* lakeplan new_rows: (\S+) at (\S+) after (\S+) \*/") 
 READS_ALL = re.compile(r"/\* lakeplan (?:new_rows|changed_keys) reads all of (\S+) \(\w+\): (.*?) \*/")
 
 
-def change_report(plan: dict[str, Any], sql: str, names: dict[str, str] | None = None) -> dict[str, Any] | None:
-    """How an `upsert`'s or a target's MERGE lands (its change_mode; `auto` decides at each write) and, per input read
-    with new_rows / changed_keys, what this run would read of it (the comment those macros put in the SQL), under
-    the input's name (`names`: `schema.table` -> the user's name, as relation_key gives it)."""
+def change_report(plan: dict[str, Any], sql: str, names: dict[str, str] | None = None,
+                  delta: dict[str, int] | None = None) -> dict[str, Any] | None:
+    """How an `upsert`'s or a target's MERGE lands (its change_mode; `auto` decides at each write; `delta`: the
+    delta rows and runs its table holds now) and, per input read with new_rows / changed_keys, what this run would
+    read of it (the comment those macros put in the SQL), under the input's name (`names`: `schema.table` -> the
+    user's name, as relation_key gives it)."""
     change = plan.get("change_mode")
     if change is None:
         return None
@@ -246,6 +248,10 @@ def change_report(plan: dict[str, Any], sql: str, names: dict[str, str] | None =
     lands = change["mode"]
     if lands == "auto":
         lands += f" (merge-on-read when the inputs hold at most {change['share']:g} of the table's rows)"
+    elif lands == "delta" and delta is not None:
+        rows, runs = (f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((delta["rows"], "delta row"),
+                                                                           (delta["runs"], "run")))
+        lands += f" (appends the change: {rows} from {runs}, folded into the stored rows at {change['delta_runs']} runs)"
     return {"change_mode": change["mode"], "lands": lands, "reads": reads,
             "maintenance": plan.get("maintenance")}  # fmt: skip
 

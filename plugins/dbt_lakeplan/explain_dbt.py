@@ -282,7 +282,7 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         compiled = [node.compiled_code or "", *(cte.sql or "" for cte in node.extra_ctes or [])]
         names = {explain.relation_key(table): input_name(uid, manifest)
                  for uid in inputs if (table := _table(uid, manifest))}  # fmt: skip
-        entry["change"] = explain.change_report(plan, "\n".join(compiled), names)
+        entry["change"] = explain.change_report(plan, "\n".join(compiled), names, live.get("delta"))
     if is_stateful(node.config.materialized):
         entry["state"] = explain.state_report(live.get("state"), node.config.get(CONFIG_KEY))
     return entry

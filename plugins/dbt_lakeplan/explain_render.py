@@ -60,7 +60,8 @@ def _change_cell(model: dict[str, Any]) -> str:
     if not change:
         return "-"
     reads = [f"{name}: {read.split(':')[0]}" for name, read in change["reads"].items()]
-    return change["change_mode"] + (f"; reads {', '.join(reads)}" if reads else "")
+    mode = change["lands"] if change["change_mode"] == "delta" else change["change_mode"]  # its delta's size
+    return mode + (f"; reads {', '.join(reads)}" if reads else "")
 
 
 COLUMNS = (("model", lambda m: m["name"]), ("materialized", lambda m: m["materialized"]),

@@ -51,12 +51,16 @@ class Distribution(Frozen):
 
 
 class ChangeMode(Frozen):
-    mode: Literal["copy_on_write", "merge_on_read", "auto"] = described("how a MERGE lands (`change_mode`)")
+    mode: Literal["copy_on_write", "merge_on_read", "auto", "delta"] = described("how a MERGE lands (`change_mode`)")
     merge_on_read_max_share: float = described("under `auto`: the largest share of the table read as merge-on-read")
     share: float = described("under `auto`: the share it compares with, the lower of `merge_on_read_max_share` and, "
                              "with maintenance after the write, its `deleted_share` (a larger change would be "
                              "compacted at once, so copy-on-write rewrites once instead of twice)")
     share_from: Literal["merge_on_read_max_share", "maintenance.deleted_share"] = described("the setting `share` is")
+    delta_runs: int = described("under `delta`: the runs of delta rows that a write folds into the stored rows "
+                                "(`maintenance.delta_runs`)")
+    delta_after_write: bool = described("under `delta`: whether a write folds them (`maintenance.after_write`; else "
+                                        "`lakeplan_maintain` does)")
 
 
 class Reader(Frozen):

@@ -29,7 +29,7 @@ from dbt_lakeplan.node_plan import (
     PLAN_KEY, ChangeMode, Distribution, Keyed, MaintenancePlan, MemberOf, ModelPlan, Reader, SourcePlan, Types,
     UpsertPlan, as_config,
 )
-from dbt_lakeplan.settings import ModelSettings, ProjectVars, SourceSettings, beside_meta, read_settings
+from dbt_lakeplan.settings import Maintenance, ModelSettings, ProjectVars, SourceSettings, beside_meta, read_settings
 from dbt_lakeplan.spark_types import type_problem
 
 MEMBER_ONLY = ("write_mode", "static_partition", "write_options")
@@ -192,7 +192,8 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
         sections["change_mode"] = ChangeMode(
             mode=settings.change_mode, merge_on_read_max_share=settings.merge_on_read_max_share,
             share=upkeep.deleted_share if compacts else settings.merge_on_read_max_share,
-            share_from="maintenance.deleted_share" if compacts else "merge_on_read_max_share")
+            share_from="maintenance.deleted_share" if compacts else "merge_on_read_max_share",
+            delta_runs=(upkeep or Maintenance()).delta_runs, delta_after_write=(upkeep or Maintenance()).after_write)
         _check_change_mode(node, settings, found)
         sections["types"] = Types(families=spark_types.FAMILIES, casts=spark_types.CASTS, aliases=spark_types.ALIASES,
                                   bare=spark_types.BARE, integer_digits=spark_types.INTEGER_DIGITS,
@@ -235,9 +236,16 @@ def _check_change_mode(node, settings: ModelSettings, found: list[str]) -> None:
             f"{settings.change_mode}`: only `auto` compares a change with it, so it would do nothing. Fix: set "
             "`change_mode: auto`, or remove `merge_on_read_max_share`."
         )
+    is_target = materialization(node.config.materialized).target
+    if settings.change_mode == "delta" and not is_target:
+        found.append(
+            f"Model `{node.name}` sets `change_mode: delta` on an `upsert`: only a partial-update target appends its "
+            "change as delta rows (an upsert's change replaces whole rows, so a MERGE costs it the change already). "
+            "Fix: set `change_mode: merge_on_read` (or `copy_on_write`, or `auto`)."
+        )
     given = sorted(key for key in (node.config.get("tblproperties") or {}) if str(key).lower() in ROW_LEVEL_MODES)
     if given:
-        writer = "a partial-update target" if materialization(node.config.materialized).target else "an `upsert`"
+        writer = "a partial-update target" if is_target else "an `upsert`"
         found.append(
             f"Model `{node.name}` sets tblproperties {', '.join(f'`{key}`' for key in given)}, which lakeplan sets "
             f"itself at each write of {writer} from `change_mode` (now `{settings.change_mode}`). Fix: remove "
@@ -292,6 +300,10 @@ def _maintenance(node, settings: ModelSettings, is_member: bool, found: list[str
             f"\"{{{{ lakeplan.{MAINTENANCE_HOOK}() }}}}\"` to the model or its folder in dbt_project.yml, or set "
             "`after_write: false` and schedule `dbt run-operation lakeplan_maintain`."
         )
+    elif "delta_runs" in maintenance.model_fields_set and settings.change_mode != "delta":
+        found.append(f"{owner} with `change_mode: {settings.change_mode}`: only a target in change_mode delta has delta "
+                     "rows to fold, so `delta_runs` would do nothing. Fix: set `change_mode: delta`, or remove "
+                     "`delta_runs`.")  # fmt: skip
     target_bytes = maintenance.target_file_mib * 2**20
     return MaintenancePlan(**maintenance.model_dump(), target_file_bytes=target_bytes,
                            small_file_bytes=int(target_bytes * SMALL_FILE_SHARE))
@@ -399,6 +411,10 @@ def _check_incremental_reads(models: list, settings: dict[str, ModelSettings], f
                          f"an Iceberg table's snapshots, which a {read.config.materialized} has none of. Fix: "
                          f"materialize `{read.name}` as a table (`table`, `incremental`), or read it with ref(...) "
                          "alone.")  # fmt: skip
+        elif read is not None and read.unique_id in settings and settings[read.unique_id].change_mode == "delta":
+            found.append(f"{owner}, but `{read.name}` is in change_mode delta: its snapshots append delta rows, which "
+                         f"are changes to fold, not its rows, so {macro} would read them as rows. Fix: read it with "
+                         f"ref(...) alone (its merged rows), or set another change_mode on `{read.name}`.")  # fmt: skip
         elif read is not None and read.config.get("file_format") != "iceberg":
             found.append(f"{owner}, but `{read.name}` has file_format {read.config.get('file_format')!r}: "
                          f"{macro} reads Iceberg's snapshots. Fix: set `file_format: iceberg` on `{read.name}`, "

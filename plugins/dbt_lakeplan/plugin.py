@@ -59,6 +59,24 @@ def warn_without_lakeplans_incremental(manifest, project_name: str) -> None:
             "{% endmaterialization %}` (README, \"lakeplan in an existing dbt project\").")))
 
 
+def warn_without_lakeplans_ref(manifest, project_name: str) -> None:
+    """`ref()` of a target in `change_mode: delta` reads it merged with its delta rows only through lakeplan's `ref`
+    (macros/utils/ref.sql), and dbt takes a `ref` macro from the root project alone: a project that has lakeplan as
+    a package would read the table's stored and delta rows side by side (a key twice, changes not applied)."""
+    found = manifest.macros.get(f"macro.{project_name}.ref")
+    if found is not None and ("lakeplan.ref(" in found.macro_sql or "lakeplan_merged_relation" in found.macro_sql):
+        return
+    models = sorted(node.name for node in manifest.nodes.values() if node.resource_type == "model"
+                    and node.config.get("change_mode") == "delta" and node.config.enabled)  # fmt: skip
+    if models:
+        warn_or_error(JinjaLogWarning(msg=(
+            f"lakeplan: {', '.join(f'`{m}`' for m in models)} {'are' if len(models) > 1 else 'is'} in change_mode "
+            f"delta, but this project's `ref()` is dbt's, not lakeplan's, so a model that reads "
+            f"{'them' if len(models) > 1 else 'it'} would read the stored rows and the delta rows side by side. Fix: "
+            "add macros/lakeplan_ref.sql holding `{% macro ref() %}{{ return(lakeplan.ref(*varargs, **kwargs)) }}"
+            "{% endmacro %}` (README, \"lakeplan in an existing dbt project\").")))
+
+
 def _with_lakeplan(load):
     @functools.wraps(load)
     def get_full_manifest(cls, config, **kwargs):
@@ -71,6 +89,7 @@ def _with_lakeplan(load):
         cached = dict(sql_cache)
         settings, sink_reuse = plan_project(manifest, {**defaults, **config.cli_vars})
         warn_without_lakeplans_incremental(manifest, config.project_name)
+        warn_without_lakeplans_ref(manifest, config.project_name)
         reports = {
             SINK_REUSE_FILE: sink_reuse,
             FINGERPRINTS_FILE: apply_fingerprints(manifest, settings.fingerprint_version, defaults, sql_cache),

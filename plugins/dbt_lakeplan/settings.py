@@ -136,6 +136,10 @@ class Maintenance(BaseModel):
     delete_files: PositiveInt = setting(
         20, "compact delete files (`rewrite_position_delete_files`) when the table holds at least this many "
         "(merge-on-read tables)", False, 50)
+    delta_runs: Annotated[StrictInt, Field(ge=1, le=10_000)] = setting(
+        10, "under `change_mode: delta`: fold the delta rows into the stored rows (one `insert overwrite` of the merged "
+        "table) once they hold this many runs, after a write (unless `after_write` is false) and under "
+        "`lakeplan_maintain`; read without `maintenance` too", False, 5)
     expire_after_hours: Optional[Annotated[StrictInt, Field(ge=0, le=24 * 365 * 100)]] = setting(
         120, "expire snapshots older than this many hours (`expire_snapshots`), when there are such snapshots "
         "beyond `keep_snapshots`; null: never", False, 48)
@@ -170,10 +174,12 @@ class ModelSettings(Settings):
         256, "an `upsert`'s or partial-update target's MERGE into a table of at most this many MiB of data files "
         "rewrites every file, without first finding the files the change touches (Spark evaluates the change twice "
         "for that); 0: always find them", False, 0)
-    change_mode: Literal["copy_on_write", "merge_on_read", "auto"] = setting(
+    change_mode: Literal["copy_on_write", "merge_on_read", "auto", "delta"] = setting(
         "copy_on_write", "how an `upsert`'s or partial-update target's MERGE lands: `copy_on_write` rewrites the data "
         "files it touches, `merge_on_read` writes delete files beside them (Iceberg's write.*.mode), `auto` chooses "
-        "at each write from the rows the members read against the table's (`merge_on_read_max_share`)", False,
+        "at each write from the rows the members read against the table's (`merge_on_read_max_share`); `delta` (a "
+        "partial-update target) appends the run's collapsed change to the table as delta rows without reading its "
+        "stored rows, and `ref()` reads the table merged with them (docs/delta-mode.md)", False,
         "auto")
     merge_on_read_max_share: Annotated[float, Field(gt=0, le=1)] = setting(
         0.6, "under `change_mode: auto`: the largest share of the table's rows this run's inputs may hold for the "

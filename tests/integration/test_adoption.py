@@ -25,7 +25,7 @@ USER_FILES = {
 version: 2
 models:
   - name: customer_wide
-    config: {unique_key: customer_id}
+    config: {unique_key: customer_id, change_mode: delta}
     columns:
       - {name: customer_id, data_type: bigint}
       - {name: name, data_type: string}
@@ -99,7 +99,8 @@ def test_the_readme_adoption_steps_build_a_lakeplan_model_in_a_new_project(tmp_p
     venv = make_venv(root)
     commands, files = readme_steps()
     assert commands[:2] == ["pip install <path to lakeplan>", "lakeplan setup-spark"]
-    assert set(files) == {"packages.yml", "dbt_project.yml", "macros/lakeplan_incremental.sql", "profiles.yml"}
+    assert set(files) == {"packages.yml", "dbt_project.yml", "macros/lakeplan_incremental.sql", "macros/lakeplan_ref.sql",
+                          "profiles.yml"}
     for name, text in files.items():
         (root / name).parent.mkdir(exist_ok=True)
         with open(root / name, "a") as file:
@@ -125,8 +126,17 @@ def test_the_readme_adoption_steps_build_a_lakeplan_model_in_a_new_project(tmp_p
     # incremental model, 1 test
     assert "1 operation" in build and re.search(r"PASS=(\d+)", build).group(1) == "6"
     assert "market_segments" not in build and "customer_segments_snapshot" not in build
+    # the target in change_mode delta: the second build appends its change as delta rows, and the data test reads it
+    # merged through the README's ref() (read raw, it would hold each key twice)
+    build = shell(root, venv, "dbt build")
+    assert "Completed successfully" in build and re.search(r"PASS=(\d+)", build).group(1) == "6", build
+    delta = shell(root, venv, "dbt show --inline 'select count(*) as delta_rows from shop.customer_wide where lakeplan_delta'")
+    assert re.search(r"\|\s+3\s+\|", delta), delta  # one row per key the second build wrote
     # dbt's own incremental materialization in effect (the README's macros file left out) is said, not silent
     (root / "macros" / "lakeplan_incremental.sql").unlink()
-    parse = shell(root, venv, "dbt parse")
+    (root / "macros" / "lakeplan_ref.sql").unlink()
+    parse = " ".join(shell(root, venv, "dbt parse").split())
     assert ("lakeplan: incremental model `orders_log` runs on dbt-spark's incremental materialization, not lakeplan's"
-            in " ".join(parse.split())), parse
+            in parse), parse
+    assert ("lakeplan: `customer_wide` is in change_mode delta, but this project's `ref()` is dbt's, not lakeplan's"
+            in parse), parse

@@ -370,8 +370,17 @@ def test_reading_what_is_new_where_it_cannot_work_is_refused(make_project, spark
         "models/staged.sql": "{{ config(materialized='view') }}\nselect 1 as id, '+I' as _op",
         "models/latest.sql": "{{ config(materialized='upsert', unique_key='id') }}\n"
                              "select * from {{ lakeplan.new_rows(ref('staged')) }}",
+        # a target in change_mode delta: its snapshots append changes, not rows
+        "models/wide.sql": "{{ partial_update_target() }}",
+        "models/wide.yml": "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: id, change_mode: delta}\n"
+                           "    columns: [{name: id, data_type: int}, {name: n, data_type: int}]\n",
+        "models/wide_n.sql": "{{ config(partial_update_target='wide') }}\nselect 1 as id, 2 as n",
+        "models/follows.sql": "{{ config(materialized='upsert', unique_key='id') }}\n"
+                              "select id, n, '+I' as _op from {{ lakeplan.new_rows(ref('wide')) }}",
     })  # fmt: skip
     log = parse.fail("parse")
+    assert ("Model `follows` reads `new_rows(ref('wide'))`, but `wide` is in change_mode delta: its snapshots append "
+            "delta rows, which are changes to fold, not its rows, so new_rows would read them as rows.") in log
     assert ("Model `plain` reads `new_rows(ref('pq'))` but is materialized as table: only a partial-update member or "
             "an `upsert` records what its write consumed") in log
     assert "Model `plain` reads `new_rows(ref('pq'))`, but `pq` has file_format 'parquet': new_rows reads Iceberg's" in log

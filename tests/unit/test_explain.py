@@ -131,6 +131,10 @@ def test_how_a_change_lands_and_what_each_input_read_with_new_rows_gives():
                                          "share_from": "merge_on_read_max_share"}}, "select 1") == {
         "change_mode": "copy_on_write", "lands": "copy_on_write", "reads": {}, "maintenance": None}
     assert change_report({}, sql) is None  # a model without a MERGE
+    delta = {"mode": "delta", "merge_on_read_max_share": 0.6, "share": 0.6, "share_from": "merge_on_read_max_share",
+             "delta_runs": 10}
+    assert change_report({"change_mode": delta}, sql, delta={"rows": 40, "runs": 3})["lands"] == (
+        "delta (appends the change: 40 delta rows from 3 runs, folded into the stored rows at 10 runs)")
 
 
 def test_each_input_read_with_new_rows_is_named_as_the_user_writes_it_not_by_its_relation():

@@ -80,7 +80,7 @@ def test_the_settings_reference_is_generated_from_the_declarations():
                                                                                  "source table `meta:`"]),
         ("column", {"merge": "avg"}, ["`merge: 'avg'`", "Fix: one of `last_non_null`"]),
         ("column", {"merge": "last_vale"}, ["`hll_sketch` (did you mean `last_value`?), or remove it."]),
-        ("model", {"change_mode": "merge-on-read"}, ["`auto` (did you mean `merge_on_read`?), or remove it."]),
+        ("model", {"change_mode": "merge-on-read"}, ["`auto`, `delta` (did you mean `merge_on_read`?), or remove it."]),
         ("var", {"reuse_sink_enabled": "no"}, ["`reuse_sink_enabled: 'no'`"]),
         ("var", {"fingerprint_version": "v4"}, ["Fix: one of `v2`, `v3`"]),
         # not "or instance of Maintenance": pydantic's class is not the user's word

@@ -25,6 +25,7 @@
     {%- if not prepared.creates -%}{%- do lakeplan.lakeplan_record_state_after_write() -%}{%- endif %}
     {#- the table's upkeep (its `maintenance`), committed apart from the write -#}
     {%- do lakeplan.lakeplan_maintain_after_write() %}
+    {%- if not prepared.creates -%}{%- do lakeplan.lakeplan_delta_compact_after_write(target_relation) -%}{%- endif %}
     {% do persist_docs(target_relation, model) %}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}

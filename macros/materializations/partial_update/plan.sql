@@ -84,6 +84,7 @@
         {{ return([{'name': 'main', 'sql': lakeplan.lakeplan_empty_run_sql(counts | join('\nunion all\n')),
             'unwritten': 'NOT WRITTEN (--empty)'}]) }}
     {%- endif -%}
+    {%- set delta_mode = lakeplan.lakeplan_plan().change_mode.mode == 'delta' -%}
     {#- the columns the YAML newly declares (a new member's): a change of the table's schema, not of its rows, so
         it is made first, on the table itself, and stays (NULL) if the write then fails -#}
     {%- set before = [] -%}
@@ -95,6 +96,11 @@
         {%- endfor -%}
         {%- if additions -%}
             {%- do before.append('alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
+        {%- endif -%}
+        {%- if delta_mode -%}
+            {%- do before.extend(lakeplan.lakeplan_delta_table_sql(target, spec, present)) -%}
+        {%- elif 'lakeplan_delta' in present -%}
+            {%- do lakeplan.lakeplan_refuse_unfolded_delta(target, spec) -%}
         {%- endif -%}
         {%- set reads = [] -%}
         {%- for write_group in write_groups -%}
@@ -112,7 +118,9 @@
     {#- what the members read with new_rows is applied onto the snapshot its consumed record was read at -#}
     {%- set base = lakeplan.lakeplan_write_base(target, read, creates) -%}
     {%- do spec.update({'unmoved': lakeplan.lakeplan_unmoved_check(target, base)}) -%}
-    {%- if write_groups | length == 1 -%}
+    {%- if delta_mode and not creates -%}
+        {%- set writes = [{'name': 'main', 'sql': commit ~ lakeplan.lakeplan_delta_append_sql(target, write_groups, spec)}] -%}
+    {%- elif write_groups | length == 1 -%}
         {%- set writes = [{'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
             target, write_groups[0], spec, creates, commit ~ lakeplan.lakeplan_partial_update_group_label(write_groups, 0, spec))}] -%}
     {%- else -%}
@@ -150,6 +158,12 @@
     {%- set steps = [] -%}
     {%- for statement in before -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {%- do steps.extend(writes) -%}
+    {%- if delta_mode -%}
+        {#- a new table holds no delta rows; its row lineage orders the runs to come -#}
+        {%- set views = (["alter table " ~ target ~ " set tblproperties ('format-version' = '3')"] if creates else [])
+            + lakeplan.lakeplan_delta_views_sql(target, spec) -%}
+        {%- for statement in views -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
+    {%- endif -%}
     {%- for statement in after -%}
         {%- do steps.append({'name': none, 'sql': statement, 'records': target}) -%}
     {%- endfor -%}
@@ -208,10 +222,7 @@
     `into`: where the rows go when not `target` itself (a branch of it). -#}
 {% macro lakeplan_partial_update_write_sql(target, write_group, spec, creates, label, staging=false, into=none) %}
     {%- set layout = lakeplan.lakeplan_partial_update_layout(write_group, spec) -%}
-    {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(write_group, spec, layout) -%}
-    {#- a shuffled collapse is distributed on the key into `parallelism` partitions already -#}
-    {%- set parallelism = none if layout.shuffled else write_group.group.parallelism -%}
-    {%- set source = '(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed, parallelism, spec.unique_key) ~ '\n)' -%}
+    {%- set source = lakeplan.lakeplan_partial_update_source(write_group, spec, layout) -%}
     {%- if into is none and not creates -%}
         {%- set source = lakeplan.lakeplan_unmoved_rows(source, spec.get('unmoved')) -%}
     {%- endif -%}
@@ -271,6 +282,9 @@
         {%- endif -%}
         {%- do projections.append(value ~ ' as ' ~ lakeplan.lakeplan_quote(column.name)) -%}
     {%- endfor -%}
+    {%- if lakeplan.lakeplan_plan().change_mode.mode == 'delta' -%}
+        {%- do projections.extend(lakeplan.lakeplan_delta_stored_values(spec)) -%}
+    {%- endif -%}
     {{ return('select ' ~ projections | join(', ') ~ '\nfrom ' ~ source ~ ' as lakeplan_change where lakeplan_alive') }}
 {% endmacro %}
 

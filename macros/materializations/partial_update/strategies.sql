@@ -269,3 +269,11 @@
     {%- endfor -%}
     {{ return('case ' ~ cases | join(' ') ~ ' else true end') }}
 {% endmacro %}
+
+{#- One group's collapsed rows as a subquery, distributed for the write. -#}
+{% macro lakeplan_partial_update_source(write_group, spec, layout) %}
+    {%- set collapsed = lakeplan.lakeplan_partial_update_collapse_sql(write_group, spec, layout) -%}
+    {#- a shuffled collapse is distributed on the key into `parallelism` partitions already -#}
+    {%- set parallelism = none if layout.shuffled else write_group.group.parallelism -%}
+    {{ return('(\n' ~ lakeplan.lakeplan_sink_distribution_by(collapsed, parallelism, spec.unique_key) ~ '\n)') }}
+{% endmacro %}

@@ -1,11 +1,10 @@
 {#- The target's plan as its macros read it: {owner, model, unique_key, columns: [{name, data_type}], on_delete,
     groups, rules: {column: merge rule}, order_independent, merge_rules: {rule: its declaration}, delimiters,
     sequence_groups: [{sequence, columns}], grouped: {column: its sequence}}. -#}
-{% macro lakeplan_validate_get_partial_update_spec() %}
-    {%- set write_group = lakeplan.lakeplan_plan() -%}
-    {%- set spec = {'owner': 'partial-update target `' ~ model.name ~ '`', 'model': model.name,
-                    'unique_key': write_group.key} -%}
-    {%- do spec.update(write_group.partial_update) -%}
+{% macro lakeplan_validate_get_partial_update_spec(node=none) %}
+    {%- set plan, name = lakeplan.lakeplan_plan(node), (node or model).name -%}
+    {%- set spec = {'owner': 'partial-update target `' ~ name ~ '`', 'model': name, 'unique_key': plan.key} -%}
+    {%- do spec.update(plan.partial_update) -%}
     {{ return(spec) }}
 {% endmacro %}
 

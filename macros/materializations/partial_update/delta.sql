@@ -1,0 +1,244 @@
+{#- `change_mode: delta` (Paimon's sorted runs, Hudi's log blocks): a run appends its collapsed change to the target
+    table itself as delta rows (`lakeplan_delta`), and never reads or rewrites its stored rows. Readers read
+    `<target>__lakeplan_merged`, which folds each key's delta rows, in commit order, onto its stored row with the
+    MERGE's own SQL (lakeplan_partial_update_combined): the rows the MERGE would have stored. One table, so a run,
+    a compaction and a rebuild are each one commit, and every record lakeplan keeps on the table holds as it does
+    for the MERGE (docs/design/delta_mode.md). -#}
+
+{% macro lakeplan_merged_relation(target) %}
+    {{ return(target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_merged'}, type='view')) }}
+{% endmacro %}
+
+{% macro lakeplan_stored_relation(target) %}
+    {{ return(target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_base'}, type='view')) }}
+{% endmacro %}
+
+{#- A delta row's own columns (NULL on a stored row): that it is one, its write group's place in the run, the
+    columns the group wrote, each column's written flag, whether the run deleted the key and whether it is alive
+    after. Which run wrote it is its commit's sequence number, Iceberg's own (format 3's row lineage,
+    `_last_updated_sequence_number`): numbered at the commit, so the later of two overlapping runs folds last. -#}
+{% macro lakeplan_delta_columns(spec) %}
+    {%- set keys = spec.unique_key | map('lower') | list -%}
+    {%- set columns = [('lakeplan_delta', 'boolean'), ('lakeplan_group', 'int'),
+        ('lakeplan_wrote', 'array<string>')] -%}
+    {%- for column in spec.columns if column.name | lower not in keys -%}
+        {%- do columns.append(('lakeplan_written_' ~ column.name, 'boolean')) -%}
+    {%- endfor -%}
+    {%- do columns.extend([('lakeplan_deleted', 'boolean'), ('lakeplan_alive', 'boolean')]) -%}
+    {{ return(columns) }}
+{% endmacro %}
+
+{#- A stored row's delta columns, for the rows a CREATE TABLE AS SELECT writes. -#}
+{% macro lakeplan_delta_stored_values(spec) %}
+    {%- set values = [] -%}
+    {%- for name, type in lakeplan.lakeplan_delta_columns(spec) -%}
+        {%- do values.append('cast(' ~ ('false' if name == 'lakeplan_delta' else 'null') ~ ' as ' ~ type ~ ') as '
+            ~ lakeplan.lakeplan_quote(name)) -%}
+    {%- endfor -%}
+    {{ return(values) }}
+{% endmacro %}
+
+{#- Before a delta run (or after a rebuild): the delta columns the table lacks (`present`: its columns, lower-case),
+    and format 3 for the row lineage that orders the runs. Changes of metadata, not of rows. -#}
+{% macro lakeplan_delta_table_sql(target, spec, present) %}
+    {%- set statements, additions = [], [] -%}
+    {%- for name, type in lakeplan.lakeplan_delta_columns(spec) if name | lower not in present -%}
+        {%- do additions.append(lakeplan.lakeplan_quote(name) ~ ' ' ~ type) -%}
+    {%- endfor -%}
+    {%- if additions -%}
+        {%- do statements.append('alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
+    {%- endif -%}
+    {%- if lakeplan.lakeplan_read_table_properties(target).get('format-version') != '3' -%}
+        {%- do statements.append('alter table ' ~ target ~ " set tblproperties ('format-version' = '3')") -%}
+    {%- endif -%}
+    {{ return(statements) }}
+{% endmacro %}
+
+{#- A table that was in change_mode delta and is now written in place: its delta rows not folded yet would be
+    taken for stored rows (a key twice, its changes not applied), so the write stops before anything is written. -#}
+{% macro lakeplan_refuse_unfolded_delta(target, spec) %}
+    {%- set delta_rows = run_query('select count(*) from ' ~ target ~ ' where lakeplan_delta')
+        .columns[0].values()[0] -%}
+    {%- if delta_rows > 0 -%}
+        {%- do exceptions.raise_compiler_error(spec.owner ~ ' is now in change_mode '
+            ~ lakeplan.lakeplan_plan().change_mode.mode ~ ', but its table ' ~ target ~ ' holds ' ~ delta_rows
+            ~ ' delta rows from change_mode delta not folded yet, which an in-place write would take for stored rows; '
+            ~ 'nothing was written. Fix: set `change_mode: delta` back with `maintenance: {delta_runs: 1}` for one run '
+            ~ '(its write folds every delta row), then set the new change_mode; or rebuild it: dbt run --full-refresh -s '
+            ~ spec.model ~ '.') -%}
+    {%- endif -%}
+{% endmacro %}
+
+{#- A run's delta rows: each group's collapsed rows, appended in one commit; within a run the groups keep their
+    order (in place, they MERGE one after the other). -#}
+{% macro lakeplan_delta_append_sql(target, write_groups, spec) %}
+    {%- set names = [] -%}
+    {%- for column in spec.columns -%}{%- do names.append(lakeplan.lakeplan_quote(column.name)) -%}{%- endfor -%}
+    {%- for name, type in lakeplan.lakeplan_delta_columns(spec) -%}
+        {%- do names.append(lakeplan.lakeplan_quote(name)) -%}
+    {%- endfor -%}
+    {%- set selects = [] -%}
+    {%- for write_group in write_groups -%}
+        {%- set layout = lakeplan.lakeplan_partial_update_layout(write_group, spec) -%}
+        {%- do selects.append(lakeplan.lakeplan_delta_rows_sql(
+            lakeplan.lakeplan_partial_update_source(write_group, spec, layout), write_group, spec, layout, loop.index)) -%}
+    {%- endfor -%}
+    {{ return('insert into ' ~ target ~ ' (' ~ names | join(', ') ~ ')\n' ~ selects | join('\nunion all\n')) }}
+{% endmacro %}
+
+{% macro lakeplan_delta_rows_sql(source, write_group, spec, layout, position) %}
+    {%- set wrote = [] -%}
+    {%- for column in spec.columns if lakeplan.lakeplan_partial_update_changes(column, write_group.written, spec) -%}
+        {%- do wrote.append(lakeplan.lakeplan_string_literal(column.name | lower)) -%}
+    {%- endfor -%}
+    {%- set keys = spec.unique_key | map('lower') | list -%}
+    {%- set values = [] -%}
+    {%- for column in spec.columns -%}
+        {%- do values.append('lakeplan_change.' ~ lakeplan.lakeplan_quote(column.name)) -%}
+    {%- endfor -%}
+    {%- do values.extend(['true', position | string, 'array(' ~ wrote | join(', ') ~ ')']) -%}
+    {%- for column in spec.columns if column.name | lower not in keys -%}
+        {%- set name = column.name | lower -%}
+        {%- set rule = spec.merge_rules[spec.rules[name]] if name in spec.rules else none -%}
+        {#- the collapse says whether a written NULL overwrites where the rule asks (its written flag) -#}
+        {%- set flagged = rule and rule.null_overwrites and name not in layout.packed
+            and spec.grouped.get(name) not in write_group.written -%}
+        {%- do values.append('lakeplan_change.' ~ lakeplan.lakeplan_quote('lakeplan_written_' ~ column.name) if flagged
+            else (name in write_group.written) | string | lower) -%}
+    {%- endfor -%}
+    {%- do values.extend(['lakeplan_change.lakeplan_deleted', 'lakeplan_change.lakeplan_alive']) -%}
+    {{ return('select ' ~ values | join(',\n    ') ~ '\nfrom ' ~ source ~ ' as lakeplan_change') }}
+{% endmacro %}
+
+{#- A struct of the target's row, as the fold carries it: `lakeplan_exists` and every column of `row` (an alias), or
+    NULLs where `row` is none. -#}
+{% macro lakeplan_delta_row(spec, exists, row=none) %}
+    {%- set fields = ["'lakeplan_exists', " ~ exists] -%}
+    {%- for column in spec.columns -%}
+        {%- set value = row ~ '.' ~ lakeplan.lakeplan_quote(column.name) if row else 'null' -%}
+        {%- do fields.append(lakeplan.lakeplan_string_literal(column.name) ~ ', cast(' ~ value ~ ' as '
+            ~ column.data_type ~ ')') -%}
+    {%- endfor -%}
+    {{ return('named_struct(' ~ fields | join(', ') ~ ')') }}
+{% endmacro %}
+
+{#- One step of the fold: the stored row (`lakeplan_table`) after one delta row (`lakeplan_change`), as the MERGE
+    (lakeplan_partial_update_merge_sql) treats a matched and an unmatched key. -#}
+{% macro lakeplan_delta_fold_step(spec) %}
+    {%- set fields = ["'lakeplan_exists', true"] -%}
+    {%- for column in spec.columns -%}
+        {%- set name = lakeplan.lakeplan_quote(column.name) -%}
+        {%- set value = 'lakeplan_table.' ~ name -%}
+        {%- if column.name | lower not in spec.unique_key | map('lower') | list -%}
+            {%- set value = 'case when array_contains(lakeplan_change.lakeplan_wrote, '
+                ~ lakeplan.lakeplan_string_literal(column.name | lower) ~ ') then '
+                ~ lakeplan.lakeplan_partial_update_combined(column, spec) ~ ' else ' ~ value ~ ' end' -%}
+        {%- endif -%}
+        {%- do fields.append(lakeplan.lakeplan_string_literal(column.name) ~ ', cast(' ~ value ~ ' as '
+            ~ column.data_type ~ ')') -%}
+    {%- endfor -%}
+    {%- set change = lakeplan.lakeplan_delta_row(spec, 'true', 'lakeplan_change') -%}
+    {{ return('case when lakeplan_change.lakeplan_deleted and not lakeplan_change.lakeplan_alive then '
+        ~ lakeplan.lakeplan_delta_row(spec, 'false')
+        ~ ' when lakeplan_change.lakeplan_deleted then ' ~ change
+        ~ ' when lakeplan_table.lakeplan_exists then named_struct(' ~ fields | join(', ') ~ ')'
+        ~ ' when lakeplan_change.lakeplan_alive then ' ~ change
+        ~ ' else lakeplan_table end') }}
+{% endmacro %}
+
+{#- The merged table: per key, its stored row with its delta rows folded on in commit order (one group by over the
+    one table: a table bucketed by the key needs no shuffle). -#}
+{% macro lakeplan_delta_merged_sql(target, spec) %}
+    {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
+    {%- set delta_fields = ['_last_updated_sequence_number as lakeplan_run'] -%}
+    {%- for column in spec.columns -%}{%- do delta_fields.append(lakeplan.lakeplan_quote(column.name)) -%}{%- endfor -%}
+    {%- for name, type in lakeplan.lakeplan_delta_columns(spec) -%}
+        {%- do delta_fields.append(lakeplan.lakeplan_quote(name)) -%}
+    {%- endfor -%}
+    {%- set outputs = [] -%}
+    {%- for column in spec.columns -%}
+        {%- do outputs.append('lakeplan_merged.' ~ lakeplan.lakeplan_quote(column.name) ~ ' as '
+            ~ lakeplan.lakeplan_quote(column.name)) -%}
+    {%- endfor -%}
+    select
+        {{ outputs | join(',\n        ') }}
+    from (
+        select
+            aggregate(
+                lakeplan_changes, lakeplan_stored,
+                (lakeplan_table, lakeplan_change) -> {{ lakeplan.lakeplan_delta_fold_step(spec) }}
+            ) as lakeplan_merged
+        from (
+            select coalesce(first(case when not coalesce(lakeplan_delta, false)
+                    then {{ lakeplan.lakeplan_delta_row(spec, 'true', 'lakeplan_rows') }} end, true),
+                    {{ lakeplan.lakeplan_delta_row(spec, 'false') }}) as lakeplan_stored,
+                array_sort(collect_list(case when lakeplan_delta then struct({{ delta_fields | join(', ') }}) end),
+                    (l, r) -> case when l.lakeplan_run < r.lakeplan_run or l.lakeplan_run = r.lakeplan_run
+                    and l.lakeplan_group < r.lakeplan_group then -1 when l.lakeplan_run = r.lakeplan_run
+                    and l.lakeplan_group = r.lakeplan_group then 0 else 1 end) as lakeplan_changes
+            from {{ target }} as lakeplan_rows
+            group by {{ keys }}
+        ) as lakeplan_keys
+    ) as lakeplan_folded
+    where lakeplan_merged.lakeplan_exists
+{% endmacro %}
+
+{#- The views of a target in delta mode, defined again at each write (dropped first: Iceberg's view catalog keeps
+    the first SQL of a CREATE OR REPLACE): the merged table, and the stored rows alone (Hudi's read-optimized view:
+    for other engines, and readers that accept the lag until the next compaction). -#}
+{% macro lakeplan_delta_views_sql(target, spec) %}
+    {%- set merged, stored = lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_stored_relation(target) -%}
+    {{ return(['drop view if exists ' ~ merged, 'create view ' ~ merged ~ ' as\n'
+        ~ lakeplan.lakeplan_delta_merged_sql(target, spec), 'drop view if exists ' ~ stored, 'create view ' ~ stored
+        ~ ' as\nselect ' ~ lakeplan.lakeplan_quote_list(spec.columns | map(attribute='name') | list) ~ ' from '
+        ~ target ~ ' where not coalesce(lakeplan_delta, false)']) }}
+{% endmacro %}
+
+{#- Compaction: the table rewritten as its merged rows, stored, in one `insert overwrite` (one commit: a reader sees
+    every run folded or none; a compaction that fails or is killed commits nothing). Its `lakeplan_applied_*` tags
+    stay in the table's history, so a rerun of the same inputs is still known as one. -#}
+{% macro lakeplan_delta_compact_sql(target, spec) %}
+    {%- set names = [] -%}
+    {%- for column in spec.columns -%}{%- do names.append(lakeplan.lakeplan_quote(column.name)) -%}{%- endfor -%}
+    {%- set stored = names + lakeplan.lakeplan_delta_stored_values(spec) -%}
+    {%- for name, type in lakeplan.lakeplan_delta_columns(spec) -%}
+        {%- do names.append(lakeplan.lakeplan_quote(name)) -%}
+    {%- endfor -%}
+    {{ return('insert overwrite ' ~ target ~ ' (' ~ names | join(', ') ~ ')\nselect ' ~ stored | join(', ')
+        ~ '\nfrom (\n' ~ lakeplan.lakeplan_delta_merged_sql(target, spec) ~ '\n) as lakeplan_merged_rows') }}
+{% endmacro %}
+
+{#- Compaction of a target in delta mode (`node`: its graph node; none: the model being run), once its delta rows
+    hold `maintenance.delta_runs` runs: after each write, and from `lakeplan_maintain`. Logs what it folded; returns
+    the failure's sentence (none when nothing failed), for the caller to report. -#}
+{% macro lakeplan_delta_fold(relation, node=none) %}
+    {%- set change_mode = lakeplan.lakeplan_plan(node).change_mode -%}
+    {%- set name = (node or model).name -%}
+    {%- set runs = run_query('select count(distinct _last_updated_sequence_number) from ' ~ relation
+        ~ ' where lakeplan_delta').columns[0].values()[0] -%}
+    {%- if runs < change_mode.delta_runs -%}
+        {%- do log('lakeplan: `' ~ name ~ '` holds ' ~ runs ~ ' runs of delta rows (maintenance.delta_runs '
+            ~ change_mode.delta_runs ~ '): not folded yet.', info=node is not none) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set spec = lakeplan.lakeplan_validate_get_partial_update_spec(node) -%}
+    {%- set result = adapter.lakeplan_attempt(lakeplan.lakeplan_delta_compact_sql(relation, spec)) -%}
+    {%- if result.error -%}{{ return('folding its delta rows failed: ' ~ result.error.rstrip('.') ~ '.') }}{%- endif -%}
+    {%- do log('lakeplan: `' ~ name ~ '` folded ' ~ runs ~ ' runs of delta rows into its stored rows '
+        ~ '(maintenance.delta_runs ' ~ change_mode.delta_runs ~ ').', info=true) -%}
+    {{ return(none) }}
+{% endmacro %}
+
+{#- After a write in delta mode, unless `maintenance.after_write` is false (then `lakeplan_maintain` folds). The
+    write has committed: a compaction that fails is the upkeep's, told as a warning. -#}
+{% macro lakeplan_delta_compact_after_write(target) %}
+    {%- set change_mode = lakeplan.lakeplan_plan().change_mode -%}
+    {%- if change_mode.mode != 'delta' or not change_mode.delta_after_write or lakeplan.lakeplan_empty_run() -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set failed = lakeplan.lakeplan_delta_fold(target) -%}
+    {%- if failed -%}
+        {%- do exceptions.warn('lakeplan: `' ~ model.name ~ '` wrote its change, and then ' ~ failed ~ ' Its delta '
+            ~ 'rows stay and are read merged. Fix: correct the cause; the next write folds them again.') -%}
+    {%- endif -%}
+{% endmacro %}

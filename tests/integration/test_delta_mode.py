@@ -1,0 +1,152 @@
+"""`change_mode: delta` (issue 47): twin targets fed the same members' rows, one MERGEd in place and one appending
+its change as delta rows; after every run the merged view (what `ref()` reads) holds the in-place table's rows, and
+the delta twin's run appended its change without rewriting a stored row."""
+
+import re
+
+from tests.conftest import env_value, snapshots
+from tests.integration.test_explain import explain
+from tests.integration.test_merge_rules import AFTER_FIRST_RUN, AFTER_SECOND_RUN, COUNTERS, PAIMON_RESULTS, SEQUENCE_PROJECT, select
+from tests.integration.test_partial_update import IGNORE, REMOVE_RECORD, REUSE, member, rows, target_yml
+
+SCHEMA = "lakeplan_delta_mode"
+
+
+def twin(files: dict[str, str], target: str, suffix: str = "delta", config: str = "") -> dict[str, str]:
+    """The target's files again as `<target>_<suffix>` in change_mode delta (another where a command gives
+    `<suffix>_mode`; and `config`, more of its config as JSON), its members renamed `<suffix>_<member>`."""
+    twins, name = {}, f"{target}_{suffix}"
+    for path, text in files.items():
+        if f"'{target}'" in text:  # a member
+            twins[re.sub(r"models/", f"models/{suffix}_", path)] = text.replace(f"'{target}'", f"'{name}'")
+        elif path in (f"models/{target}.sql", f"models/{target}.yml"):
+            text = text.replace(f"name: {target}", f"name: {name}").replace(
+                '"unique_key": "id"', f'"unique_key": "id", "change_mode": "{{{{ {env_value(f"{suffix}_mode", "delta")} }}}}"{config}')
+            twins[path.replace(f"/{target}.", f"/{name}.")] = text
+    return twins
+
+
+def last_commit(spark, table) -> dict:
+    return spark.sql(f"select operation, summary from {table}.snapshots order by committed_at desc limit 1").collect()[0]
+
+
+def test_the_merged_view_holds_the_in_place_rows_after_every_run_and_the_stored_rows_are_not_rewritten(make_project, spark):
+    # bucketed by the key: the merged view folds without a shuffle
+    files = {**COUNTERS, **twin(COUNTERS, "counters", config=', "partition_by": ["bucket(4, id)"]'),
+             "models/reads_counters.sql": "select * from {{ ref('counters_delta') }}"}
+    project = make_project("delta_mode", files)
+    table, merged = f"{SCHEMA}.counters", f"{SCHEMA}.counters_delta__lakeplan_merged"
+    project.run("run", step=1)
+    assert rows(spark, merged) == rows(spark, table)
+    before = snapshots(spark, f"{SCHEMA}.counters_delta")
+    project.run("run", step=2)
+    assert rows(spark, table) == AFTER_SECOND_RUN
+    assert rows(spark, merged) == AFTER_SECOND_RUN
+    assert snapshots(spark, f"{SCHEMA}.counters_delta") == before + 1  # one commit: an append of the change alone
+    commit = last_commit(spark, f"{SCHEMA}.counters_delta")
+    assert commit.operation == "append" and commit.summary["added-records"] == "2"
+    assert rows(spark, f"{SCHEMA}.counters_delta__lakeplan_base") == AFTER_FIRST_RUN  # the stored rows alone: the lag
+    assert rows(spark, f"{SCHEMA}.reads_counters") == AFTER_SECOND_RUN  # ref() reads the merged table
+    plan = spark.sql(f"explain select * from {merged}").collect()[0][0]
+    assert "groupedBy=id_bucket" in plan and "Exchange" not in plan, plan
+
+
+def test_sequence_groups_fold_as_they_merge(make_project, spark):
+    project = make_project("delta_groups", {**SEQUENCE_PROJECT, **twin(SEQUENCE_PROJECT, "grouped")})
+    for step, expected in enumerate(PAIMON_RESULTS, 1):
+        project.run("run", "--select", "grouped+", "g_writer+", "grouped_delta+", "delta_g_writer+", step=step)
+        assert rows(spark, "lakeplan_delta_groups.grouped") == [expected]
+        assert rows(spark, "lakeplan_delta_groups.grouped_delta__lakeplan_merged") == [expected]
+    delta = spark.sql("select _last_updated_sequence_number from lakeplan_delta_groups.grouped_delta where lakeplan_delta")
+    assert len({row[0] for row in delta.collect()}) == 2  # runs 2 and 3 appended, each its commit; run 1 created the table
+
+
+# each run's one row of key 1: the order of the runs decides v (last_non_null) and w (last_value: a NULL overwrites)
+STEPS = [{"id": 1, "v": "'a'", "w": "'x'", "hits": 1}, {"id": 1, "v": "'b'", "w": "null", "hits": 2},
+         {"id": 1, "v": "null", "w": "'z'", "hits": 3}, {"id": 2, "v": "'d'", "w": "null", "hits": 4}]
+LATEST = {
+    "models/latest.sql": "{{ partial_update_target() }}",
+    "models/latest.yml": target_yml("latest", {"id": "bigint", "v": "string", "w": "string", "hits": "bigint"},
+                                    rules={"w": "last_value", "hits": "sum"}),
+    "models/latest_m.sql": member("latest", "\n".join(
+        f"{{% if {env_value('step', 1)} == '{i}' %}}{select([row])}{{% endif %}}" for i, row in enumerate(STEPS, 1))),
+}
+
+
+def test_runs_fold_in_the_order_they_were_written_and_compaction_folds_them_in_one_commit(make_project, spark):
+    compacts = twin(LATEST, "latest", "folds", ', "maintenance": {"delta_runs": 2}')
+    scheduled = twin(LATEST, "latest", "scheduled", ', "maintenance": {"delta_runs": 2, "after_write": false}')
+    project = make_project("delta_order", {**LATEST, **twin(LATEST, "latest"), **compacts, **scheduled})
+    folds = "lakeplan_delta_order.latest_folds"
+    delta_rows = []
+    operations = {}
+    for step in range(1, len(STEPS) + 1):
+        before = snapshots(spark, folds) if step > 1 else 0
+        project.run("run", step=step)
+        operations[step] = [row[0] for row in spark.sql(
+            f"select operation from {folds}.snapshots order by committed_at").collect()][before:]
+        expected = rows(spark, "lakeplan_delta_order.latest")
+        assert rows(spark, "lakeplan_delta_order.latest_delta__lakeplan_merged") == expected
+        assert rows(spark, f"{folds}__lakeplan_merged") == expected
+        delta_rows.append(spark.sql(f"select count(*) from {folds} where lakeplan_delta").collect()[0][0])
+        folded = "`latest_folds` folded 2 runs of delta rows into its stored rows (maintenance.delta_runs 2)."
+        assert (folded in project.shown) == (step == 3)
+        if step == 2:  # explain shows the delta's size, and reads without writing
+            before_explain = snapshots(spark, "lakeplan_delta_order.latest_delta")
+            code, _, models = explain(project, "--select", "latest_delta")
+            assert code == 0 and snapshots(spark, "lakeplan_delta_order.latest_delta") == before_explain
+            assert models["latest_delta"]["change"]["lands"] == (
+                "delta (appends the change: 1 delta row from 1 run, folded into the stored rows at 10 runs)")
+    assert rows(spark, "lakeplan_delta_order.latest") == [(1, "b", "z", 6), (2, "d", None, 4)]
+    # runs 2 and 3 are two runs of delta rows: folded after run 3's write, in one overwrite; run 4 is delta again
+    assert delta_rows == [0, 1, 0, 1]
+    assert operations[2] == operations[4] == ["append"] and operations[3] == ["append", "overwrite"]
+    assert rows(spark, f"{folds}__lakeplan_base") == [(1, "b", "z", 6)]  # the folded rows; key 2 is run 4's delta
+    # after_write false: the writes only append; lakeplan_maintain folds the four runs' delta rows, in one commit
+    scheduled = "lakeplan_delta_order.latest_scheduled"
+    assert spark.sql(f"select count(*) from {scheduled} where lakeplan_delta").collect()[0][0] == 3  # runs 2-4
+    before = snapshots(spark, scheduled)
+    project.run("run-operation", "lakeplan_maintain", "--args", "{select: latest_scheduled}")
+    assert "`latest_scheduled` folded 3 runs of delta rows into its stored rows (maintenance.delta_runs 2)." in project.shown
+    assert snapshots(spark, scheduled) == before + 1
+    assert spark.sql(f"select count(*) from {scheduled} where lakeplan_delta").collect()[0][0] == 0
+    assert rows(spark, f"{scheduled}__lakeplan_merged") == rows(spark, f"{scheduled}__lakeplan_base") == rows(
+        spark, "lakeplan_delta_order.latest")
+
+    # leaving delta mode with delta rows not folded: refused before anything is written, as one sentence
+    table = "lakeplan_delta_order.latest_delta"
+    before = snapshots(spark, table)
+    log = project.fail("run", "--select", "latest_delta", step=4, delta_mode="copy_on_write")
+    assert ("partial-update target `latest_delta` is now in change_mode copy_on_write, but its table " + table
+            + " holds 3 delta rows from change_mode delta not folded yet") in " ".join(log.split())
+    assert snapshots(spark, table) == before
+
+
+def test_several_groups_and_a_changelog_s_deletes_fold_as_they_merge_under_each_on_delete(make_project, spark):
+    # the delta twin has an enforced contract too: the table's own lakeplan_* columns are not the contract's
+    project = make_project("delta_groups_deletes", {**REUSE, **twin(REUSE, "wide", config=', "contract": {"enforced": true}')})
+    schema, both = "lakeplan_delta_groups_deletes", ("--select", "wide+", "wide_delta+")
+    table, merged = f"{schema}.wide_delta", f"{schema}.wide_delta__lakeplan_merged"
+    project.run("build", "--exclude", "other+")
+    project.run("run", *both)  # the same rows again, onto the stored ones
+    assert rows(spark, f"{schema}.wide") == REMOVE_RECORD
+    assert rows(spark, merged) == REMOVE_RECORD
+    delta = spark.sql(f"select distinct lakeplan_group from {table} where lakeplan_delta")
+    assert sorted(row[0] for row in delta.collect()) == [1, 2, 3]
+
+    # --full-refresh rebuilds the table from this run's rows alone: stored rows, no delta rows
+    project.run("run", *both, "--full-refresh", on_delete="ignore")
+    assert rows(spark, f"{schema}.wide") == rows(spark, merged) == IGNORE
+    assert spark.sql(f"select count(*) from {table} where lakeplan_delta").collect()[0][0] == 0
+    project.run("run", *both, on_delete="ignore")  # delta rows again, under ignore
+    assert rows(spark, merged) == rows(spark, f"{schema}.wide") == IGNORE
+    delta_rows = spark.sql(f"select count(*) from {table} where lakeplan_delta").collect()[0][0]
+    assert delta_rows > 0
+
+    # error: refused before anything is written; --empty writes nothing
+    before = snapshots(spark, table)
+    log = project.fail("run", "--select", "wide_delta", on_delete="error")
+    assert "Member `delta_wide_e_cdc` of partial-update target `wide_delta` is a changelog" in log
+    project.run("run", "--select", "wide_delta", "--empty", on_delete="ignore")
+    assert snapshots(spark, table) == before
+    assert rows(spark, merged) == IGNORE
