@@ -150,3 +150,31 @@ def test_several_groups_and_a_changelog_s_deletes_fold_as_they_merge_under_each_
     project.run("run", "--select", "wide_delta", "--empty", on_delete="ignore")
     assert snapshots(spark, table) == before
     assert rows(spark, merged) == IGNORE
+
+
+def wide(name: str, columns: list[str]) -> dict[str, str]:
+    """A target of bigint `columns` (besides `id`), its member writing each of them `step` * its place, in delta mode."""
+    step = f"{{{{ {env_value('step', 1)} }}}}"
+    values = ", ".join(f"{i} * {step} as {column}" for i, column in enumerate(columns, 1))
+    return {f"models/{name}.sql": "{{ partial_update_target() }}",
+            f"models/{name}.yml": target_yml(name, {"id": "bigint", **{c: "bigint" for c in columns}},
+                                             rules={columns[0]: "sum"}, change_mode="delta"),
+            f"models/{name}_m.sql": member(name, f"select id, {values} from (select explode(array(1, 2)) as id)")}
+
+
+def test_a_wide_target_s_merged_view_fits_the_embedded_catalog_or_is_refused_before_anything_is_written(make_project,
+                                                                                                       spark):
+    # the bench's shape (10 members of 12 columns, as one member here) fits; 150 long names would not fit Derby's
+    # 32,700 characters of view text, which failed the CREATE VIEW after the write had committed
+    fits = [f"m{m}_c{c}" for m in range(10) for c in range(12)]
+    too_long = [f"a_measure_with_a_long_name_{i:03}" for i in range(150)]
+    project = make_project("delta_wide", {**wide("fits", fits), **wide("too_wide", too_long)})
+    for step in (1, 2):
+        project.run("run", "--select", "fits", step=step)
+    merged = spark.sql("select * from lakeplan_delta_wide.fits__lakeplan_merged order by id").collect()
+    assert [row.m0_c0 for row in merged] == [3, 3] and [row.m9_c11 for row in merged] == [240, 240]  # sum; last
+    log = " ".join(project.fail("run", "--select", "too_wide").split())
+    assert ("partial-update target `too_wide` is in change_mode delta over 151 columns, and its merged view "
+            "lakeplan_delta_wide.too_wide__lakeplan_merged would be") in log
+    assert "more than the embedded catalog (Derby) keeps for a view (32700); nothing was written." in log
+    assert not spark.catalog.tableExists("lakeplan_delta_wide.too_wide")

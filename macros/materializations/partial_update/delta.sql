@@ -110,22 +110,21 @@
     {{ return('select ' ~ values | join(',\n    ') ~ '\nfrom ' ~ source ~ ' as lakeplan_change') }}
 {% endmacro %}
 
-{#- A struct of the target's row, as the fold carries it: `lakeplan_exists` and every column of `row` (an alias), or
-    NULLs where `row` is none. -#}
-{% macro lakeplan_delta_row(spec, exists, row=none) %}
-    {%- set fields = ["'lakeplan_exists', " ~ exists] -%}
+{#- A key's row as the fold carries it: a struct of the target's columns (`row`: the alias they are read from), NULL
+    where the key has no row. -#}
+{% macro lakeplan_delta_row(spec, row) %}
+    {%- set fields = [] -%}
     {%- for column in spec.columns -%}
-        {%- set value = row ~ '.' ~ lakeplan.lakeplan_quote(column.name) if row else 'null' -%}
-        {%- do fields.append(lakeplan.lakeplan_string_literal(column.name) ~ ', cast(' ~ value ~ ' as '
-            ~ column.data_type ~ ')') -%}
+        {%- do fields.append(lakeplan.lakeplan_string_literal(column.name) ~ ', ' ~ row ~ '.'
+            ~ lakeplan.lakeplan_quote(column.name)) -%}
     {%- endfor -%}
     {{ return('named_struct(' ~ fields | join(', ') ~ ')') }}
 {% endmacro %}
 
-{#- One step of the fold: the stored row (`lakeplan_table`) after one delta row (`lakeplan_change`), as the MERGE
-    (lakeplan_partial_update_merge_sql) treats a matched and an unmatched key. -#}
+{#- One step of the fold: the key's row (`lakeplan_table`) after one delta row (`lakeplan_change`, the table's row
+    with its run), as the MERGE (lakeplan_partial_update_merge_sql) treats a matched and an unmatched key. -#}
 {% macro lakeplan_delta_fold_step(spec) %}
-    {%- set fields = ["'lakeplan_exists', true"] -%}
+    {%- set fields = [] -%}
     {%- for column in spec.columns -%}
         {%- set name = lakeplan.lakeplan_quote(column.name) -%}
         {%- set value = 'lakeplan_table.' ~ name -%}
@@ -137,50 +136,29 @@
         {%- do fields.append(lakeplan.lakeplan_string_literal(column.name) ~ ', cast(' ~ value ~ ' as '
             ~ column.data_type ~ ')') -%}
     {%- endfor -%}
-    {%- set change = lakeplan.lakeplan_delta_row(spec, 'true', 'lakeplan_change') -%}
-    {{ return('case when lakeplan_change.lakeplan_deleted and not lakeplan_change.lakeplan_alive then '
-        ~ lakeplan.lakeplan_delta_row(spec, 'false')
-        ~ ' when lakeplan_change.lakeplan_deleted then ' ~ change
-        ~ ' when lakeplan_table.lakeplan_exists then named_struct(' ~ fields | join(', ') ~ ')'
-        ~ ' when lakeplan_change.lakeplan_alive then ' ~ change
-        ~ ' else lakeplan_table end') }}
+    {{ return('case when lakeplan_change.lakeplan_deleted and not lakeplan_change.lakeplan_alive then null'
+        ~ ' when lakeplan_change.lakeplan_deleted or lakeplan_table is null and lakeplan_change.lakeplan_alive then '
+        ~ lakeplan.lakeplan_delta_row(spec, 'lakeplan_change')
+        ~ ' when lakeplan_table is not null then named_struct(' ~ fields | join(', ') ~ ') else lakeplan_table end') }}
 {% endmacro %}
 
 {#- The merged table: per key, its stored row with its delta rows folded on in commit order (one group by over the
-    one table: a table bucketed by the key needs no shuffle). -#}
+    one table: a table bucketed by the key needs no shuffle), naming each column as few times as the fold needs
+    (lakeplan_check_view_text). -#}
 {% macro lakeplan_delta_merged_sql(target, spec) %}
-    {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
-    {%- set delta_fields = ['_last_updated_sequence_number as lakeplan_run'] -%}
-    {%- for column in spec.columns -%}{%- do delta_fields.append(lakeplan.lakeplan_quote(column.name)) -%}{%- endfor -%}
-    {%- for name, type in lakeplan.lakeplan_delta_columns(spec) -%}
-        {%- do delta_fields.append(lakeplan.lakeplan_quote(name)) -%}
-    {%- endfor -%}
-    {%- set outputs = [] -%}
-    {%- for column in spec.columns -%}
-        {%- do outputs.append('lakeplan_merged.' ~ lakeplan.lakeplan_quote(column.name) ~ ' as '
-            ~ lakeplan.lakeplan_quote(column.name)) -%}
-    {%- endfor -%}
-    select
-        {{ outputs | join(',\n        ') }}
-    from (
-        select
-            aggregate(
-                lakeplan_changes, lakeplan_stored,
-                (lakeplan_table, lakeplan_change) -> {{ lakeplan.lakeplan_delta_fold_step(spec) }}
-            ) as lakeplan_merged
-        from (
-            select coalesce(first(case when not coalesce(lakeplan_delta, false)
-                    then {{ lakeplan.lakeplan_delta_row(spec, 'true', 'lakeplan_rows') }} end, true),
-                    {{ lakeplan.lakeplan_delta_row(spec, 'false') }}) as lakeplan_stored,
-                array_sort(collect_list(case when lakeplan_delta then struct({{ delta_fields | join(', ') }}) end),
-                    (l, r) -> case when l.lakeplan_run < r.lakeplan_run or l.lakeplan_run = r.lakeplan_run
-                    and l.lakeplan_group < r.lakeplan_group then -1 when l.lakeplan_run = r.lakeplan_run
-                    and l.lakeplan_group = r.lakeplan_group then 0 else 1 end) as lakeplan_changes
-            from {{ target }} as lakeplan_rows
-            group by {{ keys }}
-        ) as lakeplan_keys
-    ) as lakeplan_folded
-    where lakeplan_merged.lakeplan_exists
+    {#- the delta rows of a key in commit order, and a run's groups in their order -#}
+    {%- set in_order = '(l, r) -> case when l.lakeplan_run < r.lakeplan_run or l.lakeplan_run = r.lakeplan_run and '
+        ~ 'l.lakeplan_group < r.lakeplan_group then -1 when l.lakeplan_run = r.lakeplan_run and l.lakeplan_group = '
+        ~ 'r.lakeplan_group then 0 else 1 end' -%}
+    {{ return('select lakeplan_merged.*\nfrom (\n    select aggregate(lakeplan_changes, lakeplan_stored, '
+        ~ '(lakeplan_table, lakeplan_change) -> ' ~ lakeplan.lakeplan_delta_fold_step(spec) ~ ') as lakeplan_merged\n'
+        ~ '    from (\n        select first(case when not coalesce(lakeplan_delta, false) then '
+        ~ lakeplan.lakeplan_delta_row(spec, 'lakeplan_rows') ~ ' end, true) as lakeplan_stored,\n'
+        ~ '            array_sort(collect_list(case when lakeplan_delta then struct(lakeplan_rows.*, '
+        ~ '_last_updated_sequence_number as lakeplan_run) end), ' ~ in_order ~ ') as lakeplan_changes\n'
+        ~ '        from ' ~ target ~ ' as lakeplan_rows\n        group by '
+        ~ lakeplan.lakeplan_quote_list(spec.unique_key) ~ '\n    ) as lakeplan_keys\n) as lakeplan_folded\n'
+        ~ 'where lakeplan_merged is not null') }}
 {% endmacro %}
 
 {#- The views of a target in delta mode, defined again at each write (dropped first: Iceberg's view catalog keeps
@@ -188,8 +166,10 @@
     for other engines, and readers that accept the lag until the next compaction). -#}
 {% macro lakeplan_delta_views_sql(target, spec) %}
     {%- set merged, stored = lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_stored_relation(target) -%}
+    {%- set merged_sql = lakeplan.lakeplan_delta_merged_sql(target, spec) -%}
+    {%- do lakeplan.lakeplan_check_view_text(merged_sql, merged, spec) -%}
     {{ return(['drop view if exists ' ~ merged, 'create view ' ~ merged ~ ' as\n'
-        ~ lakeplan.lakeplan_delta_merged_sql(target, spec), 'drop view if exists ' ~ stored, 'create view ' ~ stored
+        ~ merged_sql, 'drop view if exists ' ~ stored, 'create view ' ~ stored
         ~ ' as\nselect ' ~ lakeplan.lakeplan_quote_list(spec.columns | map(attribute='name') | list) ~ ' from '
         ~ target ~ ' where not coalesce(lakeplan_delta, false)']) }}
 {% endmacro %}
@@ -240,5 +220,23 @@
     {%- if failed -%}
         {%- do exceptions.warn('lakeplan: `' ~ model.name ~ '` wrote its change, and then ' ~ failed ~ ' Its delta '
             ~ 'rows stay and are read merged. Fix: correct the cause; the next write folds them again.') -%}
+    {%- endif -%}
+{% endmacro %}
+
+{#- The embedded catalog (Derby, the `local` target's) keeps a view's SQL in a column of at most 32,700 characters, and
+    a longer one fails the CREATE VIEW after the write committed: so a target whose merged view would not fit is
+    stopped before anything is written. A metastore in PostgreSQL (the `team` target) keeps any length. Derby is the
+    metastore where Spark names no JDBC driver for it (lakeplan's settings name one only for the shared catalog; its
+    URL Spark's SET shows redacted). -#}
+{% macro lakeplan_check_view_text(sql, view, spec) %}
+    {%- set limit = 32700 -%}
+    {%- if sql | length <= limit -%}{{ return(none) }}{%- endif -%}
+    {%- set driver = run_query('set spark.hadoop.javax.jdo.option.ConnectionDriverName').columns[1].values()[0] -%}
+    {%- if driver == '<undefined>' or 'derby' in driver | lower -%}
+        {%- do exceptions.raise_compiler_error(spec.owner ~ ' is in change_mode delta over ' ~ spec.columns | length
+            ~ ' columns, and its merged view ' ~ view ~ ' would be ' ~ sql | length ~ ' characters of SQL, more than '
+            ~ 'the embedded catalog (Derby) keeps for a view (' ~ limit ~ '); nothing was written. Fix: run it on '
+            ~ 'the shared catalog (target team, docs/team.md), whose PostgreSQL keeps any length, or set another '
+            ~ 'change_mode on `' ~ spec.model ~ '`.') -%}
     {%- endif -%}
 {% endmacro %}
