@@ -22,5 +22,13 @@
 {% macro partial_update_target_relation() %}
     {%- set target = lakeplan.lakeplan_plan().member_of if execute else none -%}
     {%- if not execute or target is none or flags.FULL_REFRESH -%}{{ return(none) }}{%- endif -%}
+    {#- a target in change_mode delta: its merged rows, as ref() reads it (its table holds delta rows beside them);
+        before its first delta write there is no such view, and the table holds no delta rows -#}
+    {%- set node = (graph.get('nodes') or {}).get('model.' ~ model.package_name ~ '.' ~ target.target) -%}
+    {%- if node and lakeplan.lakeplan_plan(node).change_mode.mode == 'delta' -%}
+        {%- set merged = adapter.get_relation(database=none, schema=target.schema,
+            identifier=target.identifier ~ '__lakeplan_merged') -%}
+        {%- if merged is not none -%}{{ return(merged) }}{%- endif -%}
+    {%- endif -%}
     {{ return(adapter.get_relation(database=none, schema=target.schema, identifier=target.identifier)) }}
 {% endmacro %}

@@ -178,3 +178,23 @@ def test_a_wide_target_s_merged_view_fits_the_embedded_catalog_or_is_refused_bef
             "lakeplan_delta_wide.too_wide__lakeplan_merged would be") in log
     assert "more than the embedded catalog (Derby) keeps for a view (32700); nothing was written." in log
     assert not spark.catalog.tableExists("lakeplan_delta_wide.too_wide")
+
+
+# a counter that sends only what its target has not counted yet, reading the target (the example's order counter)
+COUNTER = {
+    "models/tally.sql": "{{ partial_update_target() }}",
+    "models/tally.yml": target_yml("tally", {"id": "bigint", "n": "bigint", "last_v": "bigint"}, rules={"n": "sum"}),
+    "models/tally_m.sql": member("tally", "{% set seen = partial_update_target_relation() %}\n"
+                                 "select o.id, count(*) as n, max(o.v) as last_v\n"
+                                 f"from (select 1 as id, explode(sequence(1, 2 * {{{{ {env_value('step', 1)} }}}})) as v) as o\n"
+                                 "{% if seen %}left join {{ seen }} as t on o.id = t.id where o.v > coalesce(t.last_v, 0)"
+                                 "{% endif %}\ngroup by o.id"),
+}
+
+
+def test_a_member_reading_its_target_reads_the_merged_rows(make_project, spark):
+    project = make_project("delta_counter", {**COUNTER, **twin(COUNTER, "tally")})
+    for step in (1, 2, 3):
+        project.run("run", step=step)
+        assert rows(spark, "lakeplan_delta_counter.tally_delta__lakeplan_merged") == rows(
+            spark, "lakeplan_delta_counter.tally") == [(1, 2 * step, 2 * step)]
