@@ -75,9 +75,9 @@
             {%- do log('lakeplan maintenance of `' ~ name ~ '`: its table ' ~ node.schema ~ '.' ~ node.alias
                 ~ ' does not exist yet; nothing to do.', info=true) -%}
         {%- else -%}
-            {%- set delta_mode = lakeplan.lakeplan_plan(node).change_mode.mode == 'delta'
-                if lakeplan.lakeplan_plan(node).change_mode else false -%}
-            {%- set failed = (lakeplan.lakeplan_delta_fold(relation, node) if delta_mode else none)
+            {%- set change_mode = lakeplan.lakeplan_plan(node).change_mode -%}
+            {%- set failed = (lakeplan.lakeplan_delta_fold(relation, node)
+                if change_mode and change_mode.mode == 'delta' else none)
                 or lakeplan.lakeplan_maintain_table(relation, name, lakeplan.lakeplan_plan(node).maintenance,
                 orphans=true) -%}
             {%- if failed -%}{%- do failures.append('lakeplan_maintain: maintenance of `' ~ name ~ '` failed: '

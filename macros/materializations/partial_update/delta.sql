@@ -28,6 +28,16 @@
     {{ return(columns) }}
 {% endmacro %}
 
+{#- Every column of a target in delta mode, quoted: the declared ones, then the delta's. -#}
+{% macro lakeplan_delta_table_columns(spec) %}
+    {%- set names = [] -%}
+    {%- for column in spec.columns -%}{%- do names.append(lakeplan.lakeplan_quote(column.name)) -%}{%- endfor -%}
+    {%- for name, type in lakeplan.lakeplan_delta_columns(spec) -%}
+        {%- do names.append(lakeplan.lakeplan_quote(name)) -%}
+    {%- endfor -%}
+    {{ return(names) }}
+{% endmacro %}
+
 {#- A stored row's delta columns, for the rows a CREATE TABLE AS SELECT writes. -#}
 {% macro lakeplan_delta_stored_values(spec) %}
     {%- set values = [] -%}
@@ -72,11 +82,7 @@
 {#- A run's delta rows: each group's collapsed rows, appended in one commit; within a run the groups keep their
     order (in place, they MERGE one after the other). -#}
 {% macro lakeplan_delta_append_sql(target, write_groups, spec) %}
-    {%- set names = [] -%}
-    {%- for column in spec.columns -%}{%- do names.append(lakeplan.lakeplan_quote(column.name)) -%}{%- endfor -%}
-    {%- for name, type in lakeplan.lakeplan_delta_columns(spec) -%}
-        {%- do names.append(lakeplan.lakeplan_quote(name)) -%}
-    {%- endfor -%}
+    {%- set names = lakeplan.lakeplan_delta_table_columns(spec) -%}
     {%- set selects = [] -%}
     {%- for write_group in write_groups -%}
         {%- set layout = lakeplan.lakeplan_partial_update_layout(write_group, spec) -%}
@@ -178,13 +184,10 @@
     every run folded or none; a compaction that fails or is killed commits nothing). Its `lakeplan_applied_*` tags
     stay in the table's history, so a rerun of the same inputs is still known as one. -#}
 {% macro lakeplan_delta_compact_sql(target, spec) %}
-    {%- set names = [] -%}
-    {%- for column in spec.columns -%}{%- do names.append(lakeplan.lakeplan_quote(column.name)) -%}{%- endfor -%}
-    {%- set stored = names + lakeplan.lakeplan_delta_stored_values(spec) -%}
-    {%- for name, type in lakeplan.lakeplan_delta_columns(spec) -%}
-        {%- do names.append(lakeplan.lakeplan_quote(name)) -%}
-    {%- endfor -%}
-    {{ return('insert overwrite ' ~ target ~ ' (' ~ names | join(', ') ~ ')\nselect ' ~ stored | join(', ')
+    {%- set stored = lakeplan.lakeplan_quote_list(spec.columns | map(attribute='name') | list)
+        ~ ', ' ~ lakeplan.lakeplan_delta_stored_values(spec) | join(', ') -%}
+    {{ return('insert overwrite ' ~ target ~ ' (' ~ lakeplan.lakeplan_delta_table_columns(spec) | join(', ')
+        ~ ')\nselect ' ~ stored
         ~ '\nfrom (\n' ~ lakeplan.lakeplan_delta_merged_sql(target, spec) ~ '\n) as lakeplan_merged_rows') }}
 {% endmacro %}
 
