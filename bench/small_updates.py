@@ -10,10 +10,13 @@ value for a key is its newest row's (`max_by(c, batch)`). Variants, side by side
   d  the same, `change_mode: auto`, the same maintenance
   e  the floor a careful engineer writes by hand: one MERGE of the batch's rows (they know its number) into a
      merge-on-read table, compacted in the runs where c compacted, by the same procedures
+  f  d's target with `change_mode: delta` (issue 47): a run appends its collapsed change to the table as delta rows,
+     readers read `<target>__lakeplan_merged`; the same maintenance, whose `delta_runs` (10) folds them
 Per run and variant: wall time (dbt's whole `dbt run --select <target>`, maintenance included), Iceberg's bytes
 and files added by the write and by maintenance (snapshot summaries), the time of a full scan afterwards (the
-checksum query: every column of every row), and whether every variant's table holds the same rows (a checksum
-of each column with its key). After the runs, c's and d's full scan against the same table freshly compacted.
+checksum query: every column of every row; f's of its merged view, and of its stored rows alone,
+`<target>__lakeplan_base`), and whether every variant's table holds the same rows (a checksum of each column with
+its key; f's merged view). f's fold of its delta rows (an `insert overwrite`) counts as maintenance. After the runs, c's and d's full scan against the same table freshly compacted.
 Then `auto` against forced copy-on-write and forced merge-on-read at change fractions (--fractions): three
 targets fed the same batches, each compacted (untimed) before every batch so that they start alike.
 
@@ -36,7 +39,7 @@ from common import RESULTS, SCHEMA, drop_table, machine, markdown_table, record,
 from common import write_project as write_project_files
 
 COLUMNS = 12
-SERIES = ("a", "b", "c", "d", "e")
+SERIES = ("a", "b", "c", "d", "e", "f")
 MODES = {"copy_on_write": "sw_cow", "merge_on_read": "sw_mor", "auto": "sw_auto"}
 # c's and d's upkeep, what a team would set for a table written 1% at a time: apply the deletes once they hide 10%
 # of the rows (with keys spread over the table every data file holds some), merge delete files once there are 10
@@ -46,6 +49,7 @@ TARGETS = {  # dbt variant -> (its target, how its members read their input, its
     "b": ("wide_b", "new", {}),
     "c": ("wide_c", "new", {"change_mode": "merge_on_read", "maintenance": MAINTENANCE}),
     "d": ("wide_d", "new", {"change_mode": "auto", "maintenance": MAINTENANCE}),
+    "f": ("wide_f", "new", {"change_mode": "delta", "maintenance": MAINTENANCE}),
     **{mode: (table, "new", {"change_mode": mode}) for mode, table in MODES.items()},
 }
 MOR = {f"write.{action}.mode": "merge-on-read" for action in ("merge", "update", "delete")}
@@ -165,18 +169,27 @@ def scan(spark, table: str, members: int) -> tuple[float, list]:
     return time.perf_counter() - start, found
 
 
-def written(spark, table: str, before: set) -> dict:
+def written(spark, table: str, before: set, upkeep_operations: tuple = ("replace",)) -> dict:
     """Bytes and files the run's snapshots added: by the write (`append`, `overwrite`, `delete`) and by upkeep
-    (`replace`: compaction)."""
+    (`replace`: compaction; in delta mode also `overwrite`, the fold of the delta rows, since its writes append)."""
     added = [s for s in snapshots(spark, table) if s.snapshot_id not in before]
-    write = [s for s in added if s.operation != "replace"]
-    upkeep = [s for s in added if s.operation == "replace"]
+    write = [s for s in added if s.operation not in upkeep_operations]
+    upkeep = [s for s in added if s.operation in upkeep_operations]
     return {"bytes_written": sum(s.bytes for s in write), "files_written": sum(s.files for s in write),
             "maintenance_bytes": sum(s.bytes for s in upkeep), "maintenance_commits": len(upkeep)}  # fmt: skip
 
 
 def table_of(variant: str) -> str:
     return f"{SCHEMA}.{TARGETS[variant][0] if variant in TARGETS else 'wide_' + variant}"
+
+
+def delta_mode(variant: str) -> bool:
+    return TARGETS.get(variant, (None, None, {}))[2].get("change_mode") == "delta"
+
+
+def read_of(variant: str) -> str:
+    """What a reader reads: the table, or a delta-mode target's merged view."""
+    return f"{table_of(variant)}__lakeplan_merged" if delta_mode(variant) else table_of(variant)
 
 
 def write_mode(spark, table: str) -> str:
@@ -196,8 +209,10 @@ def run_variant(spark, project: Path, members: int, variant: str, batch: int, c_
         wall = model = time.perf_counter() - start
     else:
         wall, model = run_dbt(project, TARGETS[variant][0])
+    upkeep = ("replace", "overwrite") if delta_mode(variant) else ("replace",)
     return {"variant": variant, "seconds": round(wall, 3), "model_seconds": round(model, 3),
-            "mode": write_mode(spark, table), **written(spark, table, before)}  # fmt: skip
+            "mode": "delta" if delta_mode(variant) else write_mode(spark, table),
+            **written(spark, table, before, upkeep)}  # fmt: skip
 
 
 def series(spark, project: Path, members: int, keys: int, runs: int, change: float,
@@ -221,7 +236,9 @@ def series(spark, project: Path, members: int, keys: int, runs: int, change: flo
         for variant in order:
             by[variant] = run_variant(spark, project, members, variant, run, by[schedule] if variant == "e" else None)
         for variant in variants:
-            by[variant]["scan_seconds"], found[variant] = scan(spark, table_of(variant), members)
+            by[variant]["scan_seconds"], found[variant] = scan(spark, read_of(variant), members)
+            if delta_mode(variant):  # its stored rows alone, what other engines read
+                by[variant]["base_scan_seconds"] = scan(spark, f"{table_of(variant)}__lakeplan_base", members)[0]
         same = all(found[v] == found[variants[0]] for v in variants)
         results += [{**by[v], "run": run, "keys": keys, "changed_keys": changed, "same_contents": same} for v in variants]
         print(f"small_updates run {run}:", json.dumps(results[-len(variants):]), flush=True)  # kept if a later run fails
@@ -277,6 +294,7 @@ def series_table(runs: list[dict], compacted: dict) -> str:
             seconds = median([r["seconds"] for r in rows])
             mib = median([r["bytes_written"] for r in rows]) / 2**20
             scans = compacted.get(keys, {}).get(v)
+            base_scans = [r["base_scan_seconds"] for r in rows if "base_scan_seconds" in r]  # delta mode's stored rows
             lines.append([
                 f"{keys:,}", v, f"{seconds:.1f}", f"{sum(r['seconds'] for r in rows) / len(rows):.1f}",
                 f"{median([r['model_seconds'] for r in rows]):.1f}", f"{a / seconds:.1f}x", f"{mib:.2f}",
@@ -284,13 +302,15 @@ def series_table(runs: list[dict], compacted: dict) -> str:
                 f"{median([r['files_written'] for r in rows]):g}",
                 f"{sum(r['maintenance_commits'] for r in rows)} ({sum(r['maintenance_bytes'] for r in rows) / 2**20:.0f} MiB)",
                 f"{median([r['scan_seconds'] for r in rows]):.2f}",
+                f"{median(base_scans):.2f}" if base_scans else "-",
                 f"{scans['scan_after_runs']:.2f} / {scans['scan_compacted']:.2f}" if scans else "-",
                 "yes" if all(r["same_contents"] for r in rows) else "NO",
             ])  # fmt: skip
     return markdown_table(
         ["keys", "variant", "run s (median)", "run s (mean)", "model s (median)", f"{base} / variant",
          "MiB written (median)", f"bytes vs {base}", "files written (median)", "maintenance commits (MiB)",
-         "full scan s (median)", "scan after the runs / compacted s", f"same rows as {base}, every run"], lines)  # fmt: skip
+         "full scan s (median)", "stored rows alone, scan s (median)", "scan after the runs / compacted s",
+         f"same rows as {base}, every run"], lines)  # fmt: skip
 
 
 def growth_table(runs: list[dict]) -> str:
