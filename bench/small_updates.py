@@ -16,7 +16,8 @@ Per run and variant: wall time (dbt's whole `dbt run --select <target>`, mainten
 and files added by the write and by maintenance (snapshot summaries), the time of a full scan afterwards (the
 checksum query: every column of every row; f's of its merged view, and of its stored rows alone,
 `<target>__lakeplan_base`), and whether every variant's table holds the same rows (a checksum of each column with
-its key; f's merged view). f's fold of its delta rows (an `insert overwrite`) counts as maintenance. After the runs, c's and d's full scan against the same table freshly compacted.
+its key; f's merged view). f's fold of its delta rows (an `insert overwrite`) counts as maintenance. After the
+runs, c's and d's full scan against the same table freshly compacted.
 Then `auto` against forced copy-on-write and forced merge-on-read at change fractions (--fractions): three
 targets fed the same batches, each compacted (untimed) before every batch so that they start alike.
 
