@@ -26,6 +26,13 @@ def twin(files: dict[str, str], target: str, suffix: str = "delta", config: str 
     return twins
 
 
+def view_identity(spark, view) -> str:
+    """The view's Iceberg identity (its uuid) and metadata file: both change when it is made again."""
+    [properties] = [row.data_type for row in spark.sql(f"describe table extended {view}").collect()
+                    if row.col_name == "Table Properties"]
+    return re.search(r"metadata_location=[^,]*", properties)[0] + re.search(r"uuid=[^,\]]*", properties)[0]
+
+
 def last_commit(spark, table) -> dict:
     return spark.sql(f"select operation, summary from {table}.snapshots order by committed_at desc limit 1").collect()[0]
 
@@ -39,7 +46,10 @@ def test_the_merged_view_holds_the_in_place_rows_after_every_run_and_the_stored_
     project.run("run", step=1)
     assert rows(spark, merged) == rows(spark, table)
     before = snapshots(spark, f"{SCHEMA}.counters_delta")
+    views = [view_identity(spark, f"{SCHEMA}.counters_delta__lakeplan_{view}") for view in ("merged", "base")]
     project.run("run", step=2)
+    # the views stay as they were (dropping and making them again left readers a moment without them)
+    assert [view_identity(spark, f"{SCHEMA}.counters_delta__lakeplan_{view}") for view in ("merged", "base")] == views
     assert rows(spark, table) == AFTER_SECOND_RUN
     assert rows(spark, merged) == AFTER_SECOND_RUN
     assert snapshots(spark, f"{SCHEMA}.counters_delta") == before + 1  # one commit: an append of the change alone

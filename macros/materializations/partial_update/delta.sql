@@ -167,17 +167,33 @@
         ~ 'where lakeplan_merged is not null') }}
 {% endmacro %}
 
-{#- The views of a target in delta mode, defined again at each write (dropped first: Iceberg's view catalog keeps
-    the first SQL of a CREATE OR REPLACE): the merged table, and the stored rows alone (Hudi's read-optimized view:
-    for other engines, and readers that accept the lag until the next compaction). -#}
+{#- The views of a target in delta mode: the merged table, and the stored rows alone (Hudi's read-optimized view: for
+    other engines, and readers that accept the lag until the next compaction). Made where missing or where the target's
+    columns changed their SQL, and dropped first (Iceberg's view catalog keeps the first SQL of a CREATE OR REPLACE):
+    a write that leaves them alone leaves a reader no moment without them, also if it is killed. -#}
 {% macro lakeplan_delta_views_sql(target, spec) %}
     {%- set merged, stored = lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_stored_relation(target) -%}
     {%- set merged_sql = lakeplan.lakeplan_delta_merged_sql(target, spec) -%}
     {%- do lakeplan.lakeplan_check_view_text(merged_sql, merged, spec) -%}
-    {{ return(['drop view if exists ' ~ merged, 'create view ' ~ merged ~ ' as\n'
-        ~ merged_sql, 'drop view if exists ' ~ stored, 'create view ' ~ stored
-        ~ ' as\nselect ' ~ lakeplan.lakeplan_quote_list(spec.columns | map(attribute='name') | list) ~ ' from '
-        ~ target ~ ' where not coalesce(lakeplan_delta, false)']) }}
+    {%- set statements = [] -%}
+    {%- for view, sql in [(merged, merged_sql), (stored, 'select '
+            ~ lakeplan.lakeplan_quote_list(spec.columns | map(attribute='name') | list) ~ ' from ' ~ target
+            ~ ' where not coalesce(lakeplan_delta, false)')]
+            if lakeplan.lakeplan_stored_view_text(view) != sql -%}
+        {%- do statements.extend(['drop view if exists ' ~ view, 'create view ' ~ view ~ ' as\n' ~ sql]) -%}
+    {%- endfor -%}
+    {{ return(statements) }}
+{% endmacro %}
+
+{#- A view's SQL as the catalog keeps it; none where there is no such view. -#}
+{% macro lakeplan_stored_view_text(view) %}
+    {%- if not execute or not adapter.get_relation(view.database, view.schema, view.identifier) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- for row in run_query('describe table extended ' ~ view) if row[0] == 'View Text' -%}
+        {{ return(row[1]) }}
+    {%- endfor -%}
+    {{ return(none) }}
 {% endmacro %}
 
 {#- Compaction: the table rewritten as its merged rows, stored, in one `insert overwrite` (one commit: a reader sees
