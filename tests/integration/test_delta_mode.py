@@ -3,6 +3,8 @@ its change as delta rows; after every run the merged view (what `ref()` reads) h
 the delta twin's run appended its change without rewriting a stored row."""
 
 import re
+import threading
+import time
 
 from tests.conftest import env_value, snapshots
 from tests.integration.test_explain import explain
@@ -31,6 +33,15 @@ def view_identity(spark, view) -> str:
     [properties] = [row.data_type for row in spark.sql(f"describe table extended {view}").collect()
                     if row.col_name == "Table Properties"]
     return re.search(r"metadata_location=[^,]*", properties)[0] + re.search(r"uuid=[^,\]]*", properties)[0]
+
+
+def read_until(spark, view, done: threading.Event, reads: list) -> None:
+    """Reads `view` again and again, each read's (start, rows), until `done` is set, and once after."""
+    while True:
+        stop = done.is_set()
+        reads.append((time.time(), rows(spark, view)))
+        if stop:
+            return
 
 
 def last_commit(spark, table) -> dict:
@@ -116,7 +127,21 @@ def test_runs_fold_in_the_order_they_were_written_and_compaction_folds_them_in_o
     scheduled = "lakeplan_delta_order.latest_scheduled"
     assert spark.sql(f"select count(*) from {scheduled} where lakeplan_delta").collect()[0][0] == 3  # runs 2-4
     before = snapshots(spark, scheduled)
-    project.run("run-operation", "lakeplan_maintain", "--args", "{select: latest_scheduled}")
+    # a reader reading the merged view again and again while the compaction runs: every read whole
+    done, reads = threading.Event(), []
+    reader = threading.Thread(target=read_until, args=(spark, f"{scheduled}__lakeplan_merged", done, reads))
+    started = time.time()
+    reader.start()
+    try:
+        project.run("run-operation", "lakeplan_maintain", "--args", "{select: latest_scheduled}")
+    finally:
+        done.set()
+        reader.join()
+    expected = rows(spark, "lakeplan_delta_order.latest")
+    assert [read for _, read in reads if read != expected] == []
+    [committed] = spark.sql(f"select cast(committed_at as double) from {scheduled}.snapshots "
+                            "order by committed_at desc limit 1").collect()  # the fold's
+    assert any(started < start < committed[0] for start, _ in reads) and reads[-1][0] > committed[0]
     assert "`latest_scheduled` folded 3 runs of delta rows into its stored rows (maintenance.delta_runs 2)." in project.shown
     assert snapshots(spark, scheduled) == before + 1
     assert spark.sql(f"select count(*) from {scheduled} where lakeplan_delta").collect()[0][0] == 0
