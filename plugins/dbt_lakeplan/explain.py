@@ -252,6 +252,10 @@ def change_report(plan: dict[str, Any], sql: str, names: dict[str, str] | None =
         rows, runs = (f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((delta["rows"], "delta row"),
                                                                            (delta["runs"], "run")))
         lands += f" (appends the change: {rows} from {runs}, folded into the stored rows at {change['delta_runs']} runs)"
+        if delta.get("keyed") is False:
+            lands += (f"; its table is not bucketed by its key ({delta['layout']}), so every read of the merged rows "
+                      "shuffles the whole table. Fix: `partition_by: ['bucket(N, <key>)']`, then one --full-refresh "
+                      "(docs/delta-mode.md)")
     return {"change_mode": change["mode"], "lands": lands, "reads": reads,
             "maintenance": plan.get("maintenance")}  # fmt: skip
 

@@ -281,7 +281,7 @@ def _maintenance(node, settings: ModelSettings, is_member: bool, found: list[str
     no Iceberg table is written into run after run, and on an incremental model no post-hook would run it on."""
     maintenance, materialized = settings.maintenance, node.config.materialized
     registered = materialization(materialized)
-    owner = f"model `{node.name}` sets `maintenance: {maintenance.model_dump(exclude_defaults=True)}`"
+    owner = f"model `{node.name}` sets `maintenance: {maintenance.model_dump(exclude_unset=True)}`"  # as written
     if is_member:
         found.append(f"{owner}, but it is a partial-update member: its rows are written into its target's table. Fix: "
                      f"set `maintenance` on the target `{settings.partial_update_target}`.")  # fmt: skip

@@ -106,7 +106,8 @@ def test_the_write_modes_in_tblproperties_are_refused(make_project):
                              "merge_on_read_max_share=0.3) }}\nselect id, v, _op from {{ ref('changes') }}",
         "models/appends.sql": "{{ config(materialized='upsert', unique_key='id', change_mode='delta') }}\n"
                               "select id, v, _op from {{ ref('changes') }}",
-        "models/folds.sql": "{{ config(materialized='upsert', unique_key='id', maintenance={'delta_runs': 3}) }}\n"
+        # the default, written: quoted as written (it was quoted as `maintenance: {}`)
+        "models/folds.sql": "{{ config(materialized='upsert', unique_key='id', maintenance={'delta_runs': 10}) }}\n"
                             "select id, v, _op from {{ ref('changes') }}",
     })  # fmt: skip
     log = project.fail("parse")
@@ -117,5 +118,5 @@ def test_the_write_modes_in_tblproperties_are_refused(make_project):
             "change with it, so it would do nothing. Fix: set `change_mode: auto`, or remove") in log
     assert ("Model `appends` sets `change_mode: delta` on an `upsert`: only a partial-update target appends its change "
             "as delta rows") in log
-    assert ("model `folds` sets `maintenance: {'delta_runs': 3}` with `change_mode: copy_on_write`: only a target in "
+    assert ("model `folds` sets `maintenance: {'delta_runs': 10}` with `change_mode: copy_on_write`: only a target in "
             "change_mode delta has delta rows to fold, so `delta_runs` would do nothing.") in log
