@@ -2,6 +2,7 @@
 its change as delta rows; after every run the merged view (what `ref()` reads) holds the in-place table's rows, and
 the delta twin's run appended its change without rewriting a stored row."""
 
+import json
 import re
 import threading
 import time
@@ -236,3 +237,41 @@ def test_a_member_reading_its_target_reads_the_merged_rows(make_project, spark):
         project.run("run", step=step)
         assert rows(spark, "lakeplan_delta_counter.tally_delta__lakeplan_merged") == rows(
             spark, "lakeplan_delta_counter.tally") == [(1, 2 * step, 2 * step)]
+
+
+# a sum over an Iceberg event log read with new_rows: each event counts once
+EVENTS = "lakeplan_delta_rows.events"
+SPENT = {
+    "models/sources.yml": "version: 2\nsources:\n  - {name: raw, schema: lakeplan_delta_rows, tables: [{name: events}]}\n",
+    "models/spent.sql": "{{ partial_update_target() }}",
+    "models/spent.yml": target_yml("spent", {"id": "bigint", "total": "bigint"}, rules={"total": "sum"}),
+    "models/spent_m.sql": member("spent", "select id, amount as total from {{ lakeplan.new_rows(source('raw', 'events')) }}"),
+}
+
+
+def head(spark, table) -> int:
+    return spark.sql(f"select snapshot_id from {table}.refs where name = 'main'").collect()[0][0]
+
+
+def test_new_rows_apply_each_event_once_and_a_write_stopped_before_its_commit_is_not_taken_for_one_by_a_fold(
+        make_project, spark):
+    # the delta twin's fold only from lakeplan_maintain, at every run of delta rows
+    project = make_project("delta_rows", {**SPENT, **twin(SPENT, "spent", config=', "maintenance": '
+                                                          '{"delta_runs": 1, "after_write": false}')})
+    spark.sql("create database if not exists lakeplan_delta_rows")
+    spark.sql(f"create or replace table {EVENTS} (id bigint, amount bigint) using iceberg")
+    twin_table, merged = "lakeplan_delta_rows.spent_delta", "lakeplan_delta_rows.spent_delta__lakeplan_merged"
+    for events, expected in [("(1, 5), (2, 7)", [(1, 5), (2, 7)]), ("(1, 3)", [(1, 8), (2, 7)]), ("", None)]:
+        if events:
+            spark.sql(f"insert into {EVENTS} values {events}")
+        project.run("run")
+        assert rows(spark, merged) == rows(spark, "lakeplan_delta_rows.spent") == (expected or [(1, 8), (2, 7)])
+    # a write killed after its pending record of what it read (event (2, 4)), before its commit: then
+    # lakeplan_maintain folds, a commit after the write's base that is not the write's
+    spark.sql(f"insert into {EVENTS} values (2, 4)")
+    pending = {"base": head(spark, twin_table), "inputs": {EVENTS: head(spark, "lakeplan_delta_rows.events")}}
+    spark.sql(f"alter table {twin_table} set tblproperties ('lakeplan.consumed.pending' = '{json.dumps(pending)}')")
+    project.run("run-operation", "lakeplan_maintain", "--args", "{select: spent_delta}")
+    assert "`spent_delta` folded 1 run of delta rows into its stored rows" in project.shown
+    project.run("run")
+    assert rows(spark, merged) == rows(spark, "lakeplan_delta_rows.spent") == [(1, 8), (2, 11)]  # (2, 4) once

@@ -215,15 +215,20 @@
     {%- set name = (node or model).name -%}
     {%- set runs = run_query('select count(distinct _last_updated_sequence_number) from ' ~ relation
         ~ ' where lakeplan_delta').columns[0].values()[0] -%}
+    {%- set said = runs ~ (' run' if runs == 1 else ' runs') ~ ' of delta rows' -%}
     {%- if runs < change_mode.delta_runs -%}
-        {%- do log('lakeplan: `' ~ name ~ '` holds ' ~ runs ~ ' runs of delta rows (maintenance.delta_runs '
+        {%- do log('lakeplan: `' ~ name ~ '` holds ' ~ said ~ ' (maintenance.delta_runs '
             ~ change_mode.delta_runs ~ '): not folded yet.', info=node is not none) -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set spec = lakeplan.lakeplan_validate_get_partial_update_spec(node) -%}
+    {#- a write stopped between its pending record of what it consumed and its commit would be taken as committed
+        once the fold (an overwrite, not a compaction's `replace`) follows it: its rows never applied. Settled
+        first, as before snapshot expiry. -#}
+    {%- do lakeplan.lakeplan_settle_consumed(relation) -%}
     {%- set result = adapter.lakeplan_attempt(lakeplan.lakeplan_delta_compact_sql(relation, spec)) -%}
     {%- if result.error -%}{{ return('folding its delta rows failed: ' ~ result.error.rstrip('.') ~ '.') }}{%- endif -%}
-    {%- do log('lakeplan: `' ~ name ~ '` folded ' ~ runs ~ ' runs of delta rows into its stored rows '
+    {%- do log('lakeplan: `' ~ name ~ '` folded ' ~ said ~ ' into its stored rows '
         ~ '(maintenance.delta_runs ' ~ change_mode.delta_runs ~ ').', info=true) -%}
     {{ return(none) }}
 {% endmacro %}
