@@ -13,9 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.conftest import REPO, write_files
 from tests.integration.test_cancel import DbtWorker, dbt, interrupted, own_metastore, reported, state
-from tests.integration.test_killed_jvm import killed_while
+from tests.integration.test_killed_jvm import killed_while, own_project
 from tests.integration.test_partial_update import member, target_yml
 
 pytestmark = pytest.mark.team_catalog  # several JVMs: `make test-team` (docs/testing.md)
@@ -27,16 +26,6 @@ ADD = "{{ var('add', 0) }}"
 KEYS = (f"select id from range(0, {{{{ 1000000 if var('slow', false) else {ROWS} }}}}) "
         f"where id < {ROWS} and sha2(cast(id as string), 256) > ''")
 FILES = {
-    "dbt_project.yml": """
-name: lakeplan
-version: '0.1.0'
-config-version: 2
-profile: lakeplan
-macro-paths: [macros, test_macros]
-on-run-start: ["{{ print_state() }}"]
-models:
-  lakeplan: {+schema: delta_killed, +file_format: iceberg}
-""",
     "models/wide.sql": "{{ partial_update_target() }}",
     # two runs of delta rows are left for lakeplan_maintain to fold
     "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "bigint", "b": "bigint"}, rules={"a": "sum"},
@@ -77,10 +66,7 @@ def sums(runs: int) -> list[str]:
 
 
 def test_a_cancelled_delta_write_and_a_killed_compaction_leave_readers_the_same_rows(tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "macros").symlink_to(REPO / "macros")
-    write_files(project, FILES)
+    project = own_project(tmp_path, "delta_killed", FILES)
     env = own_metastore(tmp_path / "home")
     worker = DbtWorker(SimpleNamespace(path=project), env)
     try:

@@ -26,8 +26,7 @@ pytestmark = pytest.mark.team_catalog  # several JVMs, about a minute: `make tes
 
 ROWS = 1000
 ADD = "{{ var('add', 0) }}"
-FILES = {
-    "dbt_project.yml": """
+PROJECT_YML = """
 name: lakeplan
 version: '0.1.0'
 config-version: 2
@@ -35,8 +34,21 @@ profile: lakeplan
 macro-paths: [macros, test_macros]
 on-run-start: ["{{ print_state() }}"]
 models:
-  lakeplan: {+schema: killed, +file_format: iceberg}
-""",
+  lakeplan: {+schema: %s, +file_format: iceberg}
+"""
+
+
+def own_project(root: Path, schema: str, files: dict[str, str]) -> Path:
+    """A project under `root` with lakeplan's macros and the models of `files` in schema `lakeplan_<schema>`, whose
+    every command's on-run-start hook prints the tables (its test_macros/print_state.sql) before it writes."""
+    project = root / "project"
+    project.mkdir()
+    (project / "macros").symlink_to(REPO / "macros")
+    write_files(project, {"dbt_project.yml": PROJECT_YML % schema, **files})
+    return project
+
+
+FILES = {
     # `ROWS` keys whose value is the key plus the var `add`; 1,000,000 rows under the var `slow`, so that the MERGE
     # runs for seconds
     "models/current.sql": "{{ config(materialized='upsert', unique_key='id', sequence_by='seq', op_column='op') }}\n"
@@ -108,10 +120,7 @@ def summary(output: str) -> str:
 
 
 def test_a_killed_spark_jvm_is_told_in_one_sentence_and_the_rerun_finds_the_table_whole(tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "macros").symlink_to(REPO / "macros")
-    write_files(project, FILES)
+    project = own_project(tmp_path, "killed", FILES)
     env = own_metastore(tmp_path / "home")
     worker = DbtWorker(SimpleNamespace(path=project), env)
     try:
