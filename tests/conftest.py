@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dbt import deprecations
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 from dbt_common.tests import enable_test_caching
 
@@ -200,6 +201,9 @@ class DbtProject:
         """Runs `dbt <args>` with `values` for the models' `env_value`s; returns dbt's result and every message dbt
         logged, as one text. What a user sees (every message above debug level) is kept in `self.shown`."""
         events: list = []
+        # dbt counts deprecations in a module-level dict that only a new process empties (and dbt's own test fixture):
+        # one invocation's deprecation was summarised, as a WARNING, after every later invocation in this worker
+        deprecations.reset_deprecations()
         with command_values(values):
             runner = dbtRunner(manifest=self.manifest, callbacks=[events.append])
             result = runner.invoke([*args, "--project-dir", str(self.path)])

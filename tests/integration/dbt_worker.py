@@ -6,6 +6,7 @@ runs in the same process instead of a new one with a JVM of its own."""
 import json
 import sys
 
+from dbt import deprecations
 from dbt.cli.main import dbtRunner
 
 DONE = "DBT_WORKER_DONE"
@@ -13,6 +14,7 @@ DONE = "DBT_WORKER_DONE"
 
 def main() -> None:
     for line in sys.stdin:
+        deprecations.reset_deprecations()  # as a new process would start (tests/conftest.py's invoke says why)
         result = dbtRunner().invoke(json.loads(line))
         print(DONE, "ok" if result.success else "failed", flush=True)
 
