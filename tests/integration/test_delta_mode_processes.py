@@ -22,9 +22,10 @@ pytestmark = pytest.mark.team_catalog  # several JVMs: `make test-team` (docs/te
 ROWS = 20_000  # the compaction reads 3 rows a key (stored, 2 runs): seconds of jobs, which the kill lands in
 TABLE = "lakeplan_delta_killed.wide"
 ADD = "{{ var('add', 0) }}"
-# `slow`: a million keys hashed, all but ROWS of them filtered out, so that a run's append runs for seconds
-KEYS = (f"select id from range(0, {{{{ 1000000 if var('slow', false) else {ROWS} }}}}) "
-        f"where id < {ROWS} and sha2(cast(id as string), 256) > ''")
+# `ROWS` keys; under the var `slow`, from two million rows hashed and grouped (as test_cancel's), so that a run's
+# append runs for seconds and the Ctrl-C lands inside it (a filter of a million rows was done before it landed)
+KEYS = (f"select k as id from (select id % {ROWS} as k, max(sha2(cast(id as string), 256)) as h "
+        f"from range(0, {{{{ 2000000 if var('slow', false) else {ROWS} }}}}) group by 1) where h > ''")
 FILES = {
     "models/wide.sql": "{{ partial_update_target() }}",
     # two runs of delta rows are left for lakeplan_maintain to fold
