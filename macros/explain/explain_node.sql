@@ -31,10 +31,8 @@
         ~ ' where lakeplan_delta').rows[0] -%}
     {#- the merged read groups by the key: without a shuffle only on a table bucketed by it -#}
     {%- set layout = lakeplan.lakeplan_table_layout(existing) -%}
-    {%- set key = config.get('unique_key') -%}
-    {%- set keys = ([key] if key is string else key) | map('lower') | list -%}
-    {{ return({'rows': counted[0], 'runs': counted[1], 'layout': layout.text,
-        'keyed': (layout.bucketed_by or []) | map('lower') | list == keys}) }}
+    {{ return({'rows': counted[0], 'runs': counted[1], 'layout': layout.text, 'keyed':
+        (layout.bucketed_by or []) | map('lower') | list == lakeplan.lakeplan_plan().key | map('lower') | list}) }}
 {% endmacro %}
 
 {#- What `dbt run` of the model would send that Spark can plan: an upsert's staged changes (a temporary view) and its

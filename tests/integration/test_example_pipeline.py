@@ -66,12 +66,12 @@ def test_a_second_build_on_unchanged_inputs_changes_no_table(rebuilt, built, spa
 
 def test_parse_prints_no_deprecation_warnings(example):
     events = []
-    from dbt import deprecations
     from dbt.cli.main import dbtRunner
+    from dbt.deprecations import reset_deprecations
 
     # as a new dbt process: a deprecation dbt already counted in this worker is not told again, and its summary of
     # another project's would be counted here (tests/conftest.py's invoke)
-    deprecations.reset_deprecations()
+    reset_deprecations()
     result = dbtRunner(callbacks=[events.append]).invoke(["parse", "--project-dir", str(REPO)])
     assert result.success
     deprecations = [event.info.msg for event in events if "Deprecation" in event.info.name]
