@@ -49,12 +49,12 @@ test: data
 	  sqlfluff lint models macros tests/singular')
 	@$(ACTIVATE) python -m tests.durations --since $$(cat target/.test_started)
 
-# The shared catalog's multi-process tests (`-m team_catalog`: each starts several JVMs of its own, so in one pytest
-# process, no workers), on the shared catalog started first; their record is target/test_durations_team.json. The
-# catalog stays up afterwards (`make catalog-down`; .ci/run stops it).
+# The shared catalog's multi-process tests (`-m team_catalog`: each starts several JVMs of its own and mostly waits on
+# them, so two modules at once on two workers), on the shared catalog started first; their record is
+# target/test_durations_team.json. The catalog stays up afterwards (`make catalog-down`; .ci/run stops it).
 test-team: catalog-up
 	@mkdir -p target && date +%s > target/.test_team_started
-	$(ACTIVATE) pytest -n 0 -m team_catalog
+	$(ACTIVATE) pytest -n 2 -m team_catalog
 	@$(ACTIVATE) python -m tests.durations --since $$(cat target/.test_team_started)
 
 # docs/explain.png: the page of lakeplan explain of the example (after `make run`), in Debian's chromium

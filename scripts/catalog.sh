@@ -98,8 +98,11 @@ up() {
   if ! as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
     serving=$(serving_data)
     [ -z "$serving" ] || refuse_other_server "$serving"
+    # Every Spark JVM on the catalog holds about 10 connections (a pool of 2 each, profiles/shared-catalog.conf):
+    # PostgreSQL's default of 100 admitted 9 JVMs at once, and the tenth (a scheduler's job, a notebook, a test
+    # module's process) could not open the catalog. 400 admits about 40, at a few MB of memory each while in use.
     as_owner "$bin/pg_ctl" -D "$data" -l "$home/run/postgresql.log" -w -t 60 \
-        -o "-p $port -k $home/run -c listen_addresses=127.0.0.1" start >/dev/null 9>&- ||
+        -o "-p $port -k $home/run -c listen_addresses=127.0.0.1 -c max_connections=400" start >/dev/null 9>&- ||
       fail "PostgreSQL did not start on 127.0.0.1:$port; see $home/run/postgresql.log (is the port taken?)."
   fi
   serving=$(serving_data)

@@ -27,7 +27,8 @@ STAGE_RECORDS = {"team_catalog": RECORD.with_name("test_durations_team.json")}
 # rewrites RECORD, and must not make every other unit look new)
 LAST_KNOWN = RECORD.with_name("test_durations_last_known.json")
 # a full run's times, committed: a fresh clone (CI's) has no LAST_KNOWN, and collection order would start long units
-# last. `python -m tests.durations --commit` refreshes it from RECORD after a full run that changed the suite's shape.
+# last. `python -m tests.durations --commit` refreshes it from both stages' records after a full `make check` that
+# changed the suite's shape.
 COMMITTED = Path(__file__).with_name("test_durations_committed.json")
 TOP = 20
 WORKER_OUTPUT = "lakeplan_durations"
@@ -198,11 +199,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--since", type=float, help="when `make` started (epoch seconds): prints its total")
     parser.add_argument("--commit", action="store_true",
-                        help=f"writes `make test`'s record's test times (a full run's) to tests/{COMMITTED.name}")
+                        help=f"writes the test times of `make test`'s record and `make test-team`'s (a full run's "
+                             f"each) to tests/{COMMITTED.name}")
     args = parser.parse_args(argv)
+    if args.commit:  # both stages schedule by it
+        times = {}
+        for path in (RECORD, *STAGE_RECORDS.values()):
+            times |= json.loads(path.read_text())["tests"]
+        COMMITTED.write_text(json.dumps(dict(sorted(times.items())), indent=1) + "\n")
     record = json.loads((RECORD if args.commit else latest_record()).read_text())  # the suite's order: its record
-    if args.commit:
-        COMMITTED.write_text(json.dumps(dict(sorted(record["tests"].items())), indent=1) + "\n")
     print(summary(record, args.since))
 
 

@@ -7,14 +7,19 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).parent
+REPO = HERE.parent.parent
 # what `go-<case>` holds where run_dbt.py's runs wait for their moment (harness.release)
 WAIT = "wait"
 
@@ -24,6 +29,70 @@ def environment(conf_dir: Path) -> dict[str, str]:
     LAKEPLAN_HOME is that catalog's home (a pytest-xdist worker's own LAKEPLAN_HOME would name another folder, and
     dbt would refuse the target on the Spark started here)."""
     return {**os.environ, "SPARK_CONF_DIR": str(conf_dir), "LAKEPLAN_HOME": str(conf_dir.parent.parent)}
+
+
+@dataclass(frozen=True)
+class OwnCatalog:
+    """A shared catalog of a test's own: its settings file (profiles/shared-catalog.conf on its own port) and its
+    home in `root`. A test that stops its catalog, or needs it new, has one, so the team stage's other modules on
+    the clone's catalog (`make test-team` runs them on two workers) never meet that."""
+
+    root: Path
+    port: int
+
+    @property
+    def settings(self) -> Path:
+        return self.root / "shared-catalog.conf"
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.root / "catalog" / "spark-conf"
+
+    def script(self, command: str) -> subprocess.CompletedProcess:
+        """`scripts/catalog.sh <command>` on this catalog."""
+        env = {**os.environ, "LAKEPLAN_CATALOG_HOME": str(self.root / "catalog"),
+               "LAKEPLAN_CATALOG_SETTINGS": str(self.settings)}
+        return subprocess.run([str(REPO / "scripts" / "catalog.sh"), command], env=env, capture_output=True,
+                              text=True, timeout=900)
+
+    def remove(self) -> None:
+        if self.settings.exists():
+            self.script("down")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def settings_on_port(port: int) -> str:
+    """profiles/shared-catalog.conf with its PostgreSQL on `port`."""
+    text = (REPO / "profiles" / "shared-catalog.conf").read_text()
+    return re.sub(r"jdbc:postgresql://127\.0\.0\.1:\d+/", f"jdbc:postgresql://127.0.0.1:{port}/", text)
+
+
+def new_catalog(name: str, port: int) -> OwnCatalog:
+    """An empty folder `.lakeplan/<name>` (PostgreSQL's own user must reach it, not pytest's tmp) with the settings of
+    a catalog on `port`, not started."""
+    catalog = OwnCatalog(REPO / ".lakeplan" / name, port)
+    catalog.remove()
+    catalog.root.mkdir(parents=True)
+    catalog.settings.write_text(settings_on_port(port))
+    return catalog
+
+
+@contextmanager
+def own_catalog(name: str):
+    """A catalog of its own (`new_catalog` on a free port), started; stopped and removed after."""
+    catalog = new_catalog(name, free_port())
+    try:
+        started = catalog.script("up")
+        assert started.returncode == 0, f"catalog.sh up failed:\n{started.stdout}{started.stderr}"
+        yield catalog
+    finally:
+        catalog.remove()
 
 
 def spark_sql(conf_dir: Path, *statements: str) -> list[list[dict]]:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from dbt_lakeplan.catalog_watch import shared_catalog as catalog_of
-from tests.concurrency.harness import SparkSql, release, start_at_barrier
-from tests.conftest import REPO, catalog_script, write_files
+from tests.concurrency.harness import OwnCatalog, SparkSql, own_catalog, release, start_at_barrier
+from tests.conftest import REPO, write_files
 from tests.integration.test_overlapping_runs import EVENTS, FILES, SCHEMA, TARGET_RUN, add_events, dbt_process, landed
 
 pytestmark = pytest.mark.team_catalog  # a stage of its own: `make test-team` (docs/testing.md)
@@ -25,12 +25,20 @@ LONG_OUTAGE_S = 300  # an outage longer than any bound the test accepts
 TOTALS = f"select sum(spent) as spent, count(*) as customers from {SCHEMA}.totals"
 
 
-def catalog(command: str) -> None:
-    done = catalog_script(command)
+@pytest.fixture(scope="module")
+def own():
+    """A catalog of this module's own: stopping the clone's would stop the team stage's modules on the other worker."""
+    with own_catalog("outage-catalog-test") as catalog:
+        yield catalog
+
+
+def switch(catalog: OwnCatalog, command: str) -> None:
+    done = catalog.script(command)
     assert done.returncode == 0, f"scripts/catalog.sh {command} failed:\n{done.stdout}{done.stderr}"
 
 
-def stop_catalog_while_it_runs(log: Path, back: threading.Event, back_after_s: float) -> float | None:
+def stop_catalog_while_it_runs(catalog: OwnCatalog, log: Path, back: threading.Event,
+                               back_after_s: float) -> float | None:
     """Stops PostgreSQL as the released run begins its write (its log says so once more), and starts it again
     `back_after_s` later or when `back` is set (the run ended); returns when it was stopped, None if the run ended
     before its write."""
@@ -39,18 +47,19 @@ def stop_catalog_while_it_runs(log: Path, back: threading.Event, back_after_s: f
         if back.wait(0.1):
             return None
     stopped = time.time()
-    catalog("down")
+    switch(catalog, "down")
     back.wait(back_after_s)
-    catalog("up")
+    switch(catalog, "up")
     return stopped
 
 
-def release_with_outage(runs, barrier: Path, case: str, back_after_s: float) -> tuple[list[str], float]:
+def release_with_outage(catalog: OwnCatalog, runs, barrier: Path, case: str,
+                        back_after_s: float) -> tuple[list[str], float]:
     """Releases `case` with the catalog stopped under it, back after `back_after_s` or once the run ended; what the
     run said and seconds from the stop to its end."""
     stopped, back = [], threading.Event()
     log = barrier.parent / "project" / "logs-0" / "dbt.log"
-    stopper = threading.Thread(target=lambda: stopped.append(stop_catalog_while_it_runs(log, back, back_after_s)))
+    stopper = threading.Thread(target=lambda: stopped.append(stop_catalog_while_it_runs(catalog, log, back, back_after_s)))
     stopper.start()
     try:
         said = release(runs, barrier, case)[0]
@@ -63,15 +72,16 @@ def release_with_outage(runs, barrier: Path, case: str, back_after_s: float) -> 
 
 
 def test_a_run_whose_catalog_goes_down_waits_a_bounded_time_told_and_goes_on_if_it_comes_back(
-        shared_catalog, tmp_path, monkeypatch):
+        own, tmp_path, monkeypatch):
+    conf = own.conf_dir
     monkeypatch.setenv("LAKEPLAN_SCHEMA", "lakeplan")
-    watched = catalog_of(str(shared_catalog))
+    watched = catalog_of(str(conf))
     address = f"{watched.host}:{watched.port}"
     project, barrier = tmp_path / "project", tmp_path / "barrier"
     project.mkdir()
     (project / "macros").symlink_to(REPO / "macros")
     write_files(project, FILES)
-    sql = SparkSql(shared_catalog, tmp_path / "spark_sql.log")
+    sql = SparkSql(conf, tmp_path / "spark_sql.log")
     runs = []
     try:
         sql(f"drop schema if exists {SCHEMA} cascade", f"create schema {SCHEMA}",
@@ -79,27 +89,27 @@ def test_a_run_whose_catalog_goes_down_waits_a_bounded_time_told_and_goes_on_if_
         add_events(sql, 1, 10)
         runs = start_at_barrier([dbt_process(0, project, barrier, 0, f"first={TARGET_RUN}",
                                              f"lost={TARGET_RUN}", f"rerun={TARGET_RUN}", f"back={TARGET_RUN}")],
-                                shared_catalog, barrier)
+                                conf, barrier)
         [first] = release(runs, barrier, "first").values()
         landed(first, barrier, 0)
         [before] = sql(TOTALS)
         add_events(sql, 11, 10)
 
         # down for longer than the bound (back once the run ended; without a bound it waited for that)
-        said, took = release_with_outage(runs, barrier, "lost", back_after_s=LONG_OUTAGE_S)
+        said, took = release_with_outage(own, runs, barrier, "lost", back_after_s=LONG_OUTAGE_S)
         shown = "\n".join(said)
         print(f"the run ended {took:.0f} s after its catalog stopped (bound {watched.bound_s} s)")
         assert not landed(said, barrier, 0, must=False), shown  # failed, without a Java stack or a traceback
         assert watched.bound_s is not None and watched.bound_s <= 120, watched  # a bound is set, and a short one
         assert re.search(rf"The shared catalog's metastore database at {re.escape(address)} \(the ConnectionURL in "
-                         rf"{re.escape(str(shared_catalog))}/spark-defaults.conf\) does not answer; Spark retries "
+                         rf"{re.escape(str(conf))}/spark-defaults.conf\) does not answer; Spark retries "
                          r"`totals`'s calls to it until \d\d:\d\d:\d\d \(\d+ s\), then `totals` stops\.", shown), shown
         assert (f"`totals` stopped: the shared catalog's metastore database at {address} (the ConnectionURL in "
-                f"{shared_catalog}/spark-defaults.conf) stopped answering while it ran and did not answer again "
+                f"{conf}/spark-defaults.conf) stopped answering while it ran and did not answer again "
                 f"within {watched.bound_s:g} s") in shown, shown
         assert "Fix: start it with `make catalog-up` (or point that URL at a running PostgreSQL), then rerun." in shown
         assert took <= watched.bound_s + SLACK_S, shown
-        catalog("up")
+        switch(own, "up")
         [after] = sql(TOTALS)
         assert after == before  # the target as it was
 
@@ -112,7 +122,7 @@ def test_a_run_whose_catalog_goes_down_waits_a_bounded_time_told_and_goes_on_if_
         assert sorted(t["tableName"] for t in tables) == ["events", "totals"]
 
         add_events(sql, 21, 10)  # down for less than the bound: the run waits, is told, and goes on
-        said, took = release_with_outage(runs, barrier, "back", back_after_s=min(20.0, watched.bound_s / 3))
+        said, took = release_with_outage(own, runs, barrier, "back", back_after_s=min(20.0, watched.bound_s / 3))
         shown = "\n".join(said)
         landed(said, barrier, 0)
         assert "does not answer; Spark retries `totals`'s calls to it until" in shown, shown
@@ -120,7 +130,7 @@ def test_a_run_whose_catalog_goes_down_waits_a_bounded_time_told_and_goes_on_if_
                          r"\d+ s; `totals` goes on\.", shown), shown
         assert sql(TOTALS) == [[{"spent": sum(range(1, 31)), "customers": 5}]]
     finally:
-        catalog("up")  # for the tests after this one
+        switch(own, "up")  # for the reader's last statements
         for process in runs:
             process.kill()
         sql.close()

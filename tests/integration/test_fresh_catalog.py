@@ -5,10 +5,6 @@ the same JVM, which waited on the first; PostgreSQL saw no deadlock. `up` now cr
 other processes never change it."""
 
 import glob
-import os
-import re
-import shutil
-import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.concurrency.harness import SparkSql, environment
+from tests.concurrency.harness import SparkSql, environment, new_catalog, own_catalog
 from tests.conftest import REPO, write_files
 
 pytestmark = pytest.mark.team_catalog  # a stage of its own: `make test-team` (docs/testing.md)
@@ -26,49 +22,12 @@ BOUND_S = 300  # a JVM start, dbt's parse and two Hive objects on a loaded machi
 IDLE_IN_TRANSACTION = "select count(*) from pg_stat_activity where state = 'idle in transaction'"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def fresh_catalog():
     """A shared catalog of this module's own, started on an empty folder and a free port: its Spark settings folder
     and its port."""
-    root = REPO / ".lakeplan" / "fresh-catalog-test"  # PostgreSQL's own user must reach it (not pytest's tmp)
-    port = free_port()
-    settings = root / "shared-catalog.conf"
-    stop(root)
-    root.mkdir(parents=True)
-    settings.write_text(on_port(port))
-    started = catalog_up(root / "catalog", settings)
-    assert started.returncode == 0, f"catalog.sh up failed:\n{started.stdout}{started.stderr}"
-    yield root / "catalog" / "spark-conf", port
-    stop(root)
-
-
-def on_port(port: int) -> str:
-    """profiles/shared-catalog.conf with its PostgreSQL on `port`."""
-    text = (REPO / "profiles" / "shared-catalog.conf").read_text()
-    return re.sub(r"jdbc:postgresql://127\.0\.0\.1:\d+/", f"jdbc:postgresql://127.0.0.1:{port}/", text)
-
-
-def catalog_script(command: str, home: Path, settings: Path) -> subprocess.CompletedProcess:
-    """`scripts/catalog.sh <command>` on the catalog in `home` with the settings file `settings`."""
-    env = {**os.environ, "LAKEPLAN_CATALOG_HOME": str(home), "LAKEPLAN_CATALOG_SETTINGS": str(settings)}
-    return subprocess.run([str(REPO / "scripts" / "catalog.sh"), command], env=env, capture_output=True, text=True,
-                          timeout=900)
-
-
-def catalog_up(home: Path, settings: Path) -> subprocess.CompletedProcess:
-    return catalog_script("up", home, settings)
-
-
-def stop(root: Path) -> None:
-    if (root / "shared-catalog.conf").exists():
-        catalog_script("down", root / "catalog", root / "shared-catalog.conf")
-    shutil.rmtree(root, ignore_errors=True)
+    with own_catalog("fresh-catalog-test") as catalog:
+        yield catalog.conf_dir, catalog.port
 
 
 def postgres(port: int, query: str) -> str:
@@ -124,14 +83,12 @@ def test_up_refuses_another_clones_postgresql_on_its_port(fresh_catalog):
     """Another clone's catalog (here: this module's) holds the port the settings name: `up` stops in one sentence
     instead of using that PostgreSQL (same role and database, trust) in silence."""
     _, port = fresh_catalog
-    root = REPO / ".lakeplan" / "other-clone-test"
-    stop(root)
-    root.mkdir(parents=True)
+    other = new_catalog("other-clone-test", port)
     try:
-        (root / "shared-catalog.conf").write_text(on_port(port))
-        refused = catalog_up(root / "catalog", root / "shared-catalog.conf")
+        refused = other.script("up")
     finally:
-        stop(root)
+        other.remove()
+    root = other.root
     assert refused.returncode != 0
     assert (f"lakeplan catalog: the PostgreSQL on 127.0.0.1:{port} is not this clone's (its data: "
             f"{REPO}/.lakeplan/fresh-catalog-test/catalog/pgdata; this clone's: {root}/catalog/pgdata): choose a free "
