@@ -148,22 +148,28 @@
         ~ ' when lakeplan_table is not null then named_struct(' ~ fields | join(', ') ~ ') else lakeplan_table end') }}
 {% endmacro %}
 
-{#- The merged table: per key, its stored row with its delta rows folded on in commit order (one group by over the
-    one table: a table bucketed by the key needs no shuffle), naming each column as few times as the fold needs
+{#- The merged table. A key without delta rows is its stored row, read as it is through the stored rows' view (most
+    keys, where runs change a small share). The keys with delta rows get their stored row with those rows folded on
+    in commit order: one group by over the rows the semi join with those keys keeps (the keys are broadcast once; a
+    table bucketed by the key needs no shuffle). Each column is named as few times as the fold needs
     (lakeplan_check_view_text). -#}
 {% macro lakeplan_delta_merged_sql(target, spec) %}
     {#- the delta rows of a key in commit order, and a run's groups in their order -#}
     {%- set in_order = '(l, r) -> case when l.lakeplan_run < r.lakeplan_run or l.lakeplan_run = r.lakeplan_run and '
         ~ 'l.lakeplan_group < r.lakeplan_group then -1 when l.lakeplan_run = r.lakeplan_run and l.lakeplan_group = '
         ~ 'r.lakeplan_group then 0 else 1 end' -%}
-    {{ return('select lakeplan_merged.*\nfrom (\n    select aggregate(lakeplan_changes, lakeplan_stored, '
+    {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
+    {{ return('with lakeplan_changed as (select ' ~ keys ~ ' from ' ~ target ~ ' where lakeplan_delta)\n'
+        ~ 'select * from ' ~ lakeplan.lakeplan_stored_relation(target) ~ ' left anti join lakeplan_changed using ('
+        ~ keys ~ ')\nunion all\n'
+        ~ 'select lakeplan_merged.*\nfrom (\n    select aggregate(lakeplan_changes, lakeplan_stored, '
         ~ '(lakeplan_table, lakeplan_change) -> ' ~ lakeplan.lakeplan_delta_fold_step(spec) ~ ') as lakeplan_merged\n'
         ~ '    from (\n        select first(case when not coalesce(lakeplan_delta, false) then '
         ~ lakeplan.lakeplan_delta_row(spec, 'lakeplan_rows') ~ ' end, true) as lakeplan_stored,\n'
-        ~ '            array_sort(collect_list(case when lakeplan_delta then struct(lakeplan_rows.*, '
-        ~ '_last_updated_sequence_number as lakeplan_run) end), ' ~ in_order ~ ') as lakeplan_changes\n'
-        ~ '        from ' ~ target ~ ' as lakeplan_rows\n        group by '
-        ~ lakeplan.lakeplan_quote_list(spec.unique_key) ~ '\n    ) as lakeplan_keys\n) as lakeplan_folded\n'
+        ~ '            array_sort(collect_list(case when lakeplan_delta then struct(lakeplan_rows.*) end), ' ~ in_order
+        ~ ') as lakeplan_changes\n        from (select *, _last_updated_sequence_number as lakeplan_run from ' ~ target
+        ~ ') as lakeplan_rows left semi join lakeplan_changed using (' ~ keys ~ ')\n'
+        ~ '        group by ' ~ keys ~ '\n    ) as lakeplan_keys\n) as lakeplan_folded\n'
         ~ 'where lakeplan_merged is not null') }}
 {% endmacro %}
 
@@ -176,9 +182,10 @@
     {%- set merged_sql = lakeplan.lakeplan_delta_merged_sql(target, spec) -%}
     {%- do lakeplan.lakeplan_check_view_text(merged_sql, merged, spec) -%}
     {%- set statements = [] -%}
-    {%- for view, sql in [(merged, merged_sql), (stored, 'select '
+    {#- the stored rows' view first: the merged view reads it -#}
+    {%- for view, sql in [(stored, 'select '
             ~ lakeplan.lakeplan_quote_list(spec.columns | map(attribute='name') | list) ~ ' from ' ~ target
-            ~ ' where not coalesce(lakeplan_delta, false)')]
+            ~ ' where not coalesce(lakeplan_delta, false)'), (merged, merged_sql)]
             if lakeplan.lakeplan_stored_view_text(view) != sql -%}
         {%- do statements.extend(['drop view if exists ' ~ view, 'create view ' ~ view ~ ' as\n' ~ sql]) -%}
     {%- endfor -%}
