@@ -253,8 +253,9 @@ def change_report(plan: dict[str, Any], sql: str, names: dict[str, str] | None =
                                                                            (delta["runs"], "run")))
         lands += f" (appends the change: {rows} from {runs}, folded into the stored rows at {change['delta_runs']} runs)"
         if delta.get("keyed") is False:
-            lands += (f"; its table is not bucketed by its key ({delta['layout']}), so every read of the merged rows "
-                      "shuffles the whole table. Fix: `partition_by: ['bucket(N, <key>)']`, then one --full-refresh "
+            lands += (f"; its table is not bucketed by its key ({delta['layout']}), so each read of the merged rows "
+                      "shuffles the rows it folds, and the whole table once the keys with delta rows are too many to "
+                      "broadcast. Fix: `partition_by: ['bucket(N, <key>)']`, then one --full-refresh "
                       "(docs/delta-mode.md)")
     return {"change_mode": change["mode"], "lands": lands, "reads": reads,
             "maintenance": plan.get("maintenance")}  # fmt: skip

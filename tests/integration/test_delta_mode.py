@@ -121,9 +121,9 @@ def test_runs_fold_in_the_order_they_were_written_and_compaction_folds_them_in_o
             assert code == 0 and snapshots(spark, "lakeplan_delta_order.latest_delta") == before_explain
             assert models["latest_delta"]["change"]["lands"] == (
                 "delta (appends the change: 1 delta row from 1 run, folded into the stored rows at 10 runs); its "
-                "table is not bucketed by its key (not bucketed or partitioned), so every read of the merged rows "
-                "shuffles the whole table. Fix: `partition_by: ['bucket(N, <key>)']`, then one --full-refresh "
-                "(docs/delta-mode.md)")
+                "table is not bucketed by its key (not bucketed or partitioned), so each read of the merged rows "
+                "shuffles the rows it folds, and the whole table once the keys with delta rows are too many to "
+                "broadcast. Fix: `partition_by: ['bucket(N, <key>)']`, then one --full-refresh (docs/delta-mode.md)")
     assert rows(spark, "lakeplan_delta_order.latest") == [(1, "b", "z", 6), (2, "d", None, 4)]
     # runs 2 and 3 are two runs of delta rows: folded after run 3's write, in one overwrite; run 4 is delta again
     assert delta_rows == [0, 1, 0, 1]

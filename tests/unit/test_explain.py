@@ -138,8 +138,9 @@ def test_how_a_change_lands_and_what_each_input_read_with_new_rows_gives():
     unkeyed = {"rows": 1, "runs": 1, "layout": "partitioned by day(at)", "keyed": False}
     assert change_report({"change_mode": delta}, sql, delta=unkeyed)["lands"] == (
         "delta (appends the change: 1 delta row from 1 run, folded into the stored rows at 10 runs); its table is "
-        "not bucketed by its key (partitioned by day(at)), so every read of the merged rows shuffles the whole table. "
-        "Fix: `partition_by: ['bucket(N, <key>)']`, then one --full-refresh (docs/delta-mode.md)")
+        "not bucketed by its key (partitioned by day(at)), so each read of the merged rows shuffles the rows it folds, "
+        "and the whole table once the keys with delta rows are too many to broadcast. Fix: `partition_by: "
+        "['bucket(N, <key>)']`, then one --full-refresh (docs/delta-mode.md)")
 
 
 def test_each_input_read_with_new_rows_is_named_as_the_user_writes_it_not_by_its_relation():
