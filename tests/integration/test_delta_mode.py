@@ -9,7 +9,7 @@ import time
 
 from tests.conftest import env_value, snapshots
 from tests.integration.test_explain import explain
-from tests.integration.test_merge_rules import AFTER_FIRST_RUN, AFTER_SECOND_RUN, COUNTERS, PAIMON_RESULTS, SEQUENCE_PROJECT, select
+from tests.integration.test_merge_rules import AFTER_FIRST_RUN, AFTER_SECOND_RUN, COUNTERS, PAIMON_RESULTS, SEQUENCE_PROJECT, by_step, select
 from tests.integration.test_partial_update import IGNORE, REMOVE_RECORD, REUSE, member, rows, target_yml
 
 SCHEMA = "lakeplan_delta_mode"
@@ -219,6 +219,25 @@ def test_a_wide_target_s_merged_view_fits_the_embedded_catalog_or_is_refused_bef
             "lakeplan_delta_wide.too_wide__lakeplan_merged would be") in log
     assert "more than the embedded catalog (Derby) keeps for a view (32700); nothing was written." in log
     assert not spark.catalog.tableExists("lakeplan_delta_wide.too_wide")
+
+
+# the key declared after a column of its type: the merged view puts the rows it reads as they are and the rows it
+# folds together by position, so each half must keep the declared order
+KEY_LAST = {
+    "models/key_last.sql": "{{ partial_update_target() }}",
+    "models/key_last.yml": target_yml("key_last", {"total": "bigint", "id": "bigint"}, rules={"total": "sum"}),
+    "models/key_last_m.sql": member("key_last", by_step(select([{"id": 1, "total": 10}, {"id": 2, "total": 20}]),
+                                                        select([{"id": 2, "total": 5}]))),
+}
+
+
+def test_a_key_declared_after_other_columns_keeps_every_value_in_its_column(make_project, spark):
+    project = make_project("delta_key_last", {**KEY_LAST, **twin(KEY_LAST, "key_last")})
+    for step in (1, 2):
+        project.run("run", step=step)
+    merged = spark.sql("select * from lakeplan_delta_key_last.key_last_delta__lakeplan_merged")
+    assert merged.columns == ["total", "id"]
+    assert sorted(map(tuple, merged.collect())) == rows(spark, "lakeplan_delta_key_last.key_last") == [(10, 1), (25, 2)]
 
 
 # a counter that sends only what its target has not counted yet, reading the target (the example's order counter)

@@ -159,9 +159,15 @@
         ~ 'l.lakeplan_group < r.lakeplan_group then -1 when l.lakeplan_run = r.lakeplan_run and l.lakeplan_group = '
         ~ 'r.lakeplan_group then 0 else 1 end' -%}
     {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
+    {#- `on`, not `using`: a join `using` the key puts it first, and the halves are put together by position -#}
+    {%- set same_key = [] -%}
+    {%- for key in spec.unique_key -%}
+        {%- do same_key.append('lakeplan_stored.' ~ lakeplan.lakeplan_quote(key) ~ ' = lakeplan_changed.'
+            ~ lakeplan.lakeplan_quote(key)) -%}
+    {%- endfor -%}
     {{ return('with lakeplan_changed as (select ' ~ keys ~ ' from ' ~ target ~ ' where lakeplan_delta)\n'
-        ~ 'select * from ' ~ lakeplan.lakeplan_stored_relation(target) ~ ' left anti join lakeplan_changed using ('
-        ~ keys ~ ')\nunion all\n'
+        ~ 'select lakeplan_stored.* from ' ~ lakeplan.lakeplan_stored_relation(target) ~ ' as lakeplan_stored '
+        ~ 'left anti join lakeplan_changed on ' ~ same_key | join(' and ') ~ '\nunion all\n'
         ~ 'select lakeplan_merged.*\nfrom (\n    select aggregate(lakeplan_changes, lakeplan_stored, '
         ~ '(lakeplan_table, lakeplan_change) -> ' ~ lakeplan.lakeplan_delta_fold_step(spec) ~ ') as lakeplan_merged\n'
         ~ '    from (\n        select first(case when not coalesce(lakeplan_delta, false) then '
