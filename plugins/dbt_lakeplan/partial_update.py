@@ -8,6 +8,8 @@ its `partial_update` materialization executes, one statement per group.
 
 from __future__ import annotations
 
+import difflib
+import re
 from typing import Any
 
 from dbt_lakeplan.digest import Member
@@ -89,6 +91,8 @@ def target_plan(
         )
     columns = [{"name": column_name, "data_type": column.data_type.lower()} for column_name, column in node.columns.items()
                if column.data_type and type_problem(column.data_type) is None]  # the planner names the others  # fmt: skip
+    if node.columns:
+        _check_declared(node, settings, problems)
     rules = [(c["name"], c["data_type"], _declared_rule(column_settings.get(c["name"]))) for c in columns]
     delimiters = {column: declared.listagg_delimiter for column, declared in column_settings.items()
                   if declared is not None and declared.listagg_delimiter is not None}
@@ -98,6 +102,33 @@ def target_plan(
     grouped = {column: group["sequence"] for group in merge["sequence_groups"]
                for column in [group["sequence"], *group["columns"]]}  # fmt: skip
     return TargetPlan(columns=columns, on_delete=settings.partial_update_on_delete, **merge, grouped=grouped)
+
+
+# a partition_by entry: a column, or an Iceberg transform of one (`bucket(8, id)`, `days(at)`, `truncate(4, name)`)
+PARTITION_COLUMN = re.compile(r"^\s*(?:\w+\s*\(\s*(?:\d+\s*,\s*)?)?`?(\w+)`?\s*\)?\s*$")
+
+
+def _check_declared(node, settings: ModelSettings, problems: list[str]) -> None:
+    """The key and the partition columns of a target are among the columns its YAML declares: a key it lacks was told
+    at run time as a member's mistake, and a partition column Spark refused only when the table is created."""
+    declared = {column.lower(): column for column in node.columns}
+
+    def unknown(setting: str, value, column: str) -> None:
+        close = difflib.get_close_matches(column.lower(), list(declared), n=1, cutoff=0.6)
+        problems.append(
+            f"Partial-update target `{node.name}` sets `{setting}: {value}`, but `{column}` is none of its declared "
+            f"columns ({', '.join(node.columns)}). Fix: name a declared column"
+            + (f" (did you mean `{declared[close[0]]}`?)" if close else "")
+            + f", or declare `{column}` with its data_type under `columns:` of `{node.name}`.")
+
+    for key in settings.unique_key or []:
+        if key.lower() not in declared:
+            unknown("unique_key", settings.unique_key if len(settings.unique_key) > 1 else key, key)
+    partition_by = node.config.get("partition_by") or []
+    for entry in [partition_by] if isinstance(partition_by, str) else partition_by:
+        found = PARTITION_COLUMN.match(str(entry))
+        if found and found.group(1).lower() not in declared:
+            unknown("partition_by", entry, found.group(1))
 
 
 def _declared_rule(settings: ColumnSettings | None) -> str | None:

@@ -160,6 +160,10 @@ def test_runs_fold_in_the_order_they_were_written_and_compaction_folds_them_in_o
     log = project.fail("run", "--select", "latest_delta", step=4, delta_mode="copy_on_write")
     assert ("partial-update target `latest_delta` is now in change_mode copy_on_write, but its table " + table
             + " holds 3 delta rows from change_mode delta not folded yet") in " ".join(log.split())
+    # the fix folds without a write, so it holds where the write would not fold (maintenance.after_write false)
+    assert ("Fix: set `change_mode: delta` back with `maintenance: {delta_runs: 1}`, fold them with dbt run-operation "
+            "lakeplan_maintain --args '{select: latest_delta}' (it writes no new rows), then set the new change_mode; "
+            "or rebuild it: dbt run --full-refresh -s latest_delta.") in " ".join(log.split())
     assert snapshots(spark, table) == before
 
 

@@ -71,6 +71,10 @@ PARSE_CASES.update({
     "listagg_on_int": (rules_target({"a": "listagg"}), ["Merge rule 'listagg' on column `a` of partial-update target `wide` needs a string type, but the column is int"]),
     "merge_map_on_int": (rules_target({"a": "merge_map"}), ["Merge rule 'merge_map' on column `a` of partial-update target `wide` needs a map type"]),
     "delimiter_without_listagg": (rules_target({"b": "last_value, listagg_delimiter: '|'"}), ["Column `b` of `wide` sets listagg_delimiter, but its merge rule is 'last_value'; only `listagg` joins values. Fix: remove listagg_delimiter, or set `merge: listagg`."]),
+    # a key or a partition column the YAML does not declare: the key was told at run time as a member's mistake (with
+    # "drop it" as a fix), the partition column only when the table is created, with Spark's schema dump
+    "undeclared_key": (rules_target(unique_key="iid"), ["lakeplan found 1 problem(s)", "Partial-update target `wide` sets `unique_key: iid`, but `iid` is none of its declared columns (id, a, b, v, w). Fix: name a declared column (did you mean `id`?), or declare `iid` with its data_type under `columns:` of `wide`."]),
+    "undeclared_partition": (rules_target(partition_by=["bucket(4, idd)"]), ["lakeplan found 1 problem(s)", "Partial-update target `wide` sets `partition_by: bucket(4, idd)`, but `idd` is none of its declared columns (id, a, b, v, w). Fix: name a declared column (did you mean `id`?), or declare `idd` with its data_type under `columns:` of `wide`."]),
     "rule_off_target": ({
         "models/plain.sql": "select 1 as id, 'x' as names",
         "models/plain.yml": target_yml("plain", {"id": "bigint", "names": "string"}, rules={"names": "listagg, listagg_delimiter: '|'"}),

@@ -73,9 +73,9 @@
         {%- do exceptions.raise_compiler_error(spec.owner ~ ' is now in change_mode '
             ~ lakeplan.lakeplan_plan().change_mode.mode ~ ', but its table ' ~ target ~ ' holds ' ~ delta_rows
             ~ ' delta rows from change_mode delta not folded yet, which an in-place write would take for stored rows; '
-            ~ 'nothing was written. Fix: set `change_mode: delta` back with `maintenance: {delta_runs: 1}` for one run '
-            ~ '(its write folds every delta row), then set the new change_mode; or rebuild it: dbt run --full-refresh -s '
-            ~ spec.model ~ '.') -%}
+            ~ 'nothing was written. Fix: set `change_mode: delta` back with `maintenance: {delta_runs: 1}`, fold them '
+            ~ 'with dbt run-operation lakeplan_maintain --args \'{select: ' ~ spec.model ~ '}\' (it writes no new rows), '
+            ~ 'then set the new change_mode; or rebuild it: dbt run --full-refresh -s ' ~ spec.model ~ '.') -%}
     {%- endif -%}
 {% endmacro %}
 
