@@ -156,7 +156,7 @@
         {%- else -%}
             {%- set label = ('column `' ~ name ~ '`') if part.startswith('column:')
                 else ('member `' ~ name.split('.')[-1] ~ '`') if part.startswith('member:')
-                else 'its settings (unique_key, partial_update_on_delete, SQL)' -%}
+                else 'one of its unique_key, partial_update_on_delete and own SQL (one part of its fingerprint)' -%}
             {%- do changes.append(label ~ (' was removed' if part not in current_parts else ' changed')) -%}
         {%- endif -%}
     {%- endfor -%}

@@ -123,6 +123,18 @@ def test_a_changed_merge_rule_is_refused(project, spark):
     assert counts(spark, WIDE) == before and rows(spark, WIDE) == [(1, "A", "alpha", 1), (2, "B", "beta", 1)]
 
 
+def test_a_changed_target_setting_is_refused_without_naming_what_did_not_change(project, spark):
+    """The trial's case: only partial_update_on_delete changed, and the message listed `SQL` among what changed."""
+    before = counts(spark, WIDE)
+    changed = WIDE_YML.format(orders_rule="sum", more_columns="").replace(
+        "config: {unique_key: id}", "config: {unique_key: id, partial_update_on_delete: error}")
+    write_files(project.path, {"models/wide.yml": changed})
+    log = " ".join(project.fail("run", "-s", "wide").split())
+    assert ("What changed: one of its unique_key, partial_update_on_delete and own SQL (one part of its fingerprint) "
+            "changed. Reusing it") in log
+    assert counts(spark, WIDE) == before
+
+
 def test_a_mismatch_stops_run_but_never_compile_docs_or_ls(project, spark):
     write_files(project.path, {"seeds/customers.csv": "id,segment,since\n1,A,2020\n2,B,2021\n"})
     for command in (["compile"], ["docs", "generate"], ["ls"]):
