@@ -13,6 +13,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 home="${LAKEPLAN_CATALOG_HOME:-$repo/.lakeplan/catalog}"
 data="$home/pgdata"
 settings="${LAKEPLAN_CATALOG_SETTINGS:-$repo/profiles/shared-catalog.conf}"
+# LAKEPLAN_CATALOG_MAX_CONNECTIONS: PostgreSQL's max_connections, read when it starts (below)
+max_connections="${LAKEPLAN_CATALOG_MAX_CONNECTIONS:-400}"
 url_port='s|^spark.hadoop.javax.jdo.option.ConnectionURL .*jdbc:postgresql://127.0.0.1:\([0-9]*\)/.*|\1|p'
 port=$(sed -n "$url_port" "$settings")
 jdbc_jar=/usr/share/java/postgresql.jar
@@ -101,8 +103,10 @@ up() {
     # Every Spark JVM on the catalog holds about 10 connections (a pool of 2 each, profiles/shared-catalog.conf):
     # PostgreSQL's default of 100 admitted 9 JVMs at once, and the tenth (a scheduler's job, a notebook, a test
     # module's process) could not open the catalog. 400 admits about 40, at a few MB of memory each while in use.
+    [[ "$max_connections" =~ ^[0-9]+$ ]] && [ "$max_connections" -ge 4 ] ||
+      fail "LAKEPLAN_CATALOG_MAX_CONNECTIONS is '$max_connections'; set a whole number of 4 or more (PostgreSQL keeps 3 for its superuser), or unset it for 400."
     as_owner "$bin/pg_ctl" -D "$data" -l "$home/run/postgresql.log" -w -t 60 \
-        -o "-p $port -k $home/run -c listen_addresses=127.0.0.1 -c max_connections=400" start >/dev/null 9>&- ||
+        -o "-p $port -k $home/run -c listen_addresses=127.0.0.1 -c max_connections=$max_connections" start >/dev/null 9>&- ||
       fail "PostgreSQL did not start on 127.0.0.1:$port; see $home/run/postgresql.log (is the port taken?)."
   fi
   serving=$(serving_data)

@@ -8,7 +8,9 @@ the database nor the process. While Derby has a database open, it holds a POSIX 
 this process had locked would drop its JVM's lock).
 
 A shared catalog (a metastore database named in the settings) that does not answer made Spark retry for about 52 s
-and then stop with the same Hive sentence: its address is tried first, and a refusal is told naming it.
+and then stop with the same Hive sentence: its address is tried first, and a refusal is told naming it. One whose
+PostgreSQL has no connection left (its max_connections taken by other Spark sessions) stopped with that sentence too,
+PostgreSQL's own reason far down the Java stack: it is told as that, with the fix.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from pathlib import Path
 DERBY_HOME = re.compile(r"-Dderby\.system\.home=(\S+)")
 # a metastore database named in the settings (a shared catalog): not the embedded default
 CONNECTION_URL = re.compile(r"^\s*spark\.hadoop\.javax\.jdo\.option\.ConnectionURL\s", re.MULTILINE)
+# PostgreSQL's refusals of a connection for want of a free one (SQLSTATE 53300): max_connections taken (less the
+# superusers' reserve), or a role's or database's own CONNECTION LIMIT
+NO_FREE_CONNECTION = re.compile(r"sorry, too many clients already|remaining connection slots are reserved for [\w -]+"
+                                r"|too many connections for (?:role|database) \"[^\"\n]*\"")
 SHARED_URL = re.compile(r"^\s*spark\.hadoop\.javax\.jdo\.option\.ConnectionURL\s+jdbc:\w+://([^/:\s]+):(\d+)/", re.M)
 PROC_LOCKS = Path("/proc/locks")
 JAVA = re.compile(r"^(?:\S*/)?java(?:\s|$)")
@@ -141,3 +147,20 @@ def shared_catalog_down(conf_dir: str | None, timeout_s: float = 5) -> str | Non
         return None
     return (f"The {catalog_named(*address, conf_dir)} does not answer, so Spark cannot open the catalog. "
             f"{CATALOG_FIX}")
+
+
+def catalog_full(conf_dir: str | None, error: str, model: str | None) -> str | None:
+    """The sentence for a statement that failed because the shared catalog's database had no connection left for
+    Spark (`error`, the whole error text, holds PostgreSQL's reason); `model` is the model whose statement it was
+    (None: dbt's own, before any model). None for any other error."""
+    address = shared_catalog_address(conf_dir)
+    refused = NO_FREE_CONNECTION.search(error)
+    if address is None or refused is None:
+        return None
+    stopped = (f"{model} stopped (no write of it is half-done: each table is as it was or holds its write whole)"
+               if model else "Spark could not open the catalog, so nothing was written")
+    return (f"The {catalog_named(*address, conf_dir)} refused Spark a connection because all of its connections are "
+            f"in use (PostgreSQL: {refused.group(0)}), and every Spark session holds about 10; {stopped}. Fix: end "
+            "the sessions on this catalog that are not needed (a notebook, an idle Thrift Server), or raise its "
+            "PostgreSQL's max_connections (the template's catalog: LAKEPLAN_CATALOG_MAX_CONNECTIONS=<n> make "
+            "catalog-down catalog-up; 400 unless set), then rerun.")

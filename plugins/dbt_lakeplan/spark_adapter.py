@@ -209,15 +209,15 @@ def _condense_errors(handler):
                     _cancellable(connection, sql), watch or contextlib.nullcontext():
                 yield
         except DbtRuntimeError as error:
-            sentence = (_cancelled(connection, sql) or (watch and watch.lost()) or _jvm_stopped(connection, sql, error)
-                        or _lost_to_another_run(connection, sql, error.msg)
+            sentence = (_cancelled(connection, sql) or (watch and watch.lost()) or _catalog_full(connection, error)
+                        or _jvm_stopped(connection, sql, error) or _lost_to_another_run(connection, sql, error.msg)
                         or about_the_statement(condensed(error.msg), sql, error.msg))
             if sentence == error.msg:
                 raise
             raise DbtRuntimeError(sentence) from error
         except Exception as error:  # dbt-spark re-raises an error without args (a PySpark SET refused) as it is
-            sentence = (_cancelled(connection, sql) or (watch and watch.lost()) or _jvm_stopped(connection, sql, error)
-                        or _lost_to_another_run(connection, sql, str(error))
+            sentence = (_cancelled(connection, sql) or (watch and watch.lost()) or _catalog_full(connection, error)
+                        or _jvm_stopped(connection, sql, error) or _lost_to_another_run(connection, sql, str(error))
                         or about_the_statement(condensed(str(error)), sql, str(error)))
             raise DbtRuntimeError(sentence) from error
         finally:
@@ -359,6 +359,29 @@ def _catalog_watch(connection) -> catalog_watch.Watch | None:
     return catalog and catalog_watch.Watch(catalog, f"`{node_name(connection.name)}`", _say)
 
 
+def _catalog_full(connection, error: BaseException) -> str | None:
+    """The sentence for a statement refused because the shared catalog's database had no connection left
+    (metastore_lock.py). PostgreSQL's reason is a cause of Hive's error, which only the Java stack of PySpark's
+    exception (`stackTrace`, under dbt-spark's) holds."""
+    if connection is None or getattr(connection.credentials, "method", None) != "session" \
+            or metastore_lock.shared_catalog_address(_conf_dir(connection)) is None:
+        return None
+    model = f"`{node_name(connection.name)}`" if NODE_CONNECTION.match(connection.name or "") else None
+    return metastore_lock.catalog_full(_conf_dir(connection), _whole_error(error), model)
+
+
+def _whole_error(error: BaseException | None) -> str:
+    """An error's text with the Java stacks of the PySpark exceptions it was raised from, causes included (a
+    PySpark exception's text is read from its JVM: where that has stopped, what is left is read)."""
+    texts = []
+    while error is not None and len(texts) < 10:
+        with contextlib.suppress(Exception):
+            texts.append(str(error))
+        texts.append(str(getattr(error, "stackTrace", "") or ""))
+        error = error.__cause__ or error.__context__
+    return "\n".join(texts)
+
+
 def _say(sentence: str) -> None:
     from dbt_common.events.base_types import EventLevel
     from dbt_common.events.functions import fire_event
@@ -471,7 +494,8 @@ def _condense_fetch_errors(fetch):
             raise
         except Exception as error:
             AdapterLogger("Spark").debug(f"Error while fetching a result:\n{error}")
-            stopped = (watch and watch.lost()) or _jvm_stopped(connection, sql, error)
+            stopped = ((watch and watch.lost()) or _catalog_full(connection, error)
+                       or _jvm_stopped(connection, sql, error))
             raise DbtRuntimeError(stopped or about_the_statement(condensed(str(error)), sql, str(error))) from error
 
     get_result_from_cursor.lakeplan = True

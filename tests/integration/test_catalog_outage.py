@@ -4,7 +4,10 @@ run says so as it waits (the address, that it retries, until when), and then eit
 answers again within that time, or stops in one sentence naming the model, the address and the fix, with its target
 as it was; a rerun then applies the events whole and leaves no branch or staging table."""
 
+import glob
+import os
 import re
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -12,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from dbt_lakeplan.catalog_watch import shared_catalog as catalog_of
-from tests.concurrency.harness import OwnCatalog, SparkSql, own_catalog, release, start_at_barrier
-from tests.conftest import REPO, write_files
+from tests.concurrency.harness import OwnCatalog, SparkSql, environment, own_catalog, release, start_at_barrier
+from tests.conftest import JAVA_FRAME, REPO, write_files
 from tests.integration.test_overlapping_runs import EVENTS, FILES, SCHEMA, TARGET_RUN, add_events, dbt_process, landed
 
 pytestmark = pytest.mark.team_catalog  # a stage of its own: `make test-team` (docs/testing.md)
@@ -27,7 +30,8 @@ TOTALS = f"select sum(spent) as spent, count(*) as customers from {SCHEMA}.total
 
 @pytest.fixture(scope="module")
 def own():
-    """A catalog of this module's own: stopping the clone's would stop the team stage's modules on the other worker."""
+    """A catalog of this module's own: stopping (or restarting) the clone's would stop the team stage's modules on the
+    other worker."""
     with own_catalog("outage-catalog-test") as catalog:
         yield catalog
 
@@ -134,3 +138,51 @@ def test_a_run_whose_catalog_goes_down_waits_a_bounded_time_told_and_goes_on_if_
         for process in runs:
             process.kill()
         sql.close()
+
+
+def psql(catalog: OwnCatalog, *arguments: str, **popen) -> subprocess.Popen:
+    """A psql client of the catalog's metastore database as lakeplan's role (Spark's), over TCP as Spark connects."""
+    [binary] = glob.glob("/usr/lib/postgresql/*/bin/psql")[-1:]
+    env = {**os.environ, "PGPASSWORD": "lakeplan"}
+    return subprocess.Popen([binary, "-h", "127.0.0.1", "-p", str(catalog.port), "-U", "lakeplan", "-d",
+                             "lakeplan_metastore", "-X", *arguments], env=env, text=True, **popen)
+
+
+def test_a_run_on_a_catalog_with_no_connection_left_is_told_the_reason_and_the_fix(own, tmp_path, monkeypatch):
+    """Every connection of the catalog's PostgreSQL taken (a team's 41st Spark session; 10 of them with PostgreSQL's
+    default limit): dbt showed Hive's "Unable to instantiate ...SessionHiveMetaStoreClient", PostgreSQL's reason far
+    down the Java stack, and no fix. The catalog restarts with one connection for its users, which a client holds."""
+    monkeypatch.setenv("LAKEPLAN_CATALOG_MAX_CONNECTIONS", "4")  # PostgreSQL keeps 3 for its superuser
+    holder = None
+    try:
+        switch(own, "down")
+        switch(own, "up")
+        deadline = time.time() + 60
+        while True:  # held once a second client is refused for want of a slot, while the holder stays
+            if holder is None or holder.poll() is not None:  # none yet, or the probe took the slot first
+                holder = psql(own, "-c", "select pg_sleep(600)", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(2)
+            probe = psql(own, "-c", "select 1", stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            if "remaining connection slots are reserved" in probe.communicate(timeout=30)[0] and holder.poll() is None:
+                break
+            assert time.time() < deadline, "no client could take the catalog's last slot"
+        project = tmp_path / "project"
+        write_files(project, {"dbt_project.yml": "name: full\nversion: '1.0'\nconfig-version: 2\nprofile: lakeplan\n",
+                              "models/one.sql": "select 1 as one"})
+        run = subprocess.run(["dbt", "run", "--target", "team"], env=environment(own.conf_dir), cwd=project, text=True,
+                             capture_output=True, timeout=600)
+    finally:
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+        monkeypatch.delenv("LAKEPLAN_CATALOG_MAX_CONNECTIONS")
+        switch(own, "down")
+        switch(own, "up")
+    said = " ".join((run.stdout + run.stderr).split())
+    assert run.returncode != 0
+    assert (f"The shared catalog's metastore database at 127.0.0.1:{own.port} (the ConnectionURL in {own.conf_dir}/"
+            "spark-defaults.conf) refused Spark a connection because all of its connections are in use (PostgreSQL: "
+            "remaining connection slots are reserved for non-replication superuser connections), and every Spark "
+            "session holds about 10; Spark could not open the catalog, so nothing was written. Fix: end the sessions "
+            "on this catalog that are not needed") in said, said
+    assert "SessionHiveMetaStoreClient" not in said and not JAVA_FRAME.search(run.stdout + run.stderr)

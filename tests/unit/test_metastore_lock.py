@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dbt_lakeplan.metastore_lock import embedded_metastore, lock_holder, metastore_in_use, shared_catalog_down
+from dbt_lakeplan.metastore_lock import (catalog_full, embedded_metastore, lock_holder, metastore_in_use,
+                                        shared_catalog_down)
 
 LOCKER = """
 import fcntl, sys, time
@@ -71,3 +72,26 @@ def test_a_shared_catalog_is_told_down_only_while_its_address_refuses(tmp_path):
     assert said.startswith(f"The shared catalog's metastore database at 127.0.0.1:{port} (the ConnectionURL in ")
     assert "Fix: start it with `make catalog-up`" in said
     assert shared_catalog_down(None) is None  # the embedded default names no address
+
+
+# the cause under Hive's "Unable to instantiate ...SessionHiveMetaStoreClient" when every connection is taken
+NO_SLOT = ("Caused by: org.postgresql.util.PSQLException: FATAL: remaining connection slots are reserved for "
+           "non-replication superuser connections\n\tat org.postgresql.core.v3.ConnectionFactoryImpl.doAuthentication(")
+
+
+def test_a_catalog_with_no_connection_left_is_told_with_its_reason_and_the_fix(tmp_path):
+    (tmp_path / "spark-defaults.conf").write_text(
+        "spark.hadoop.javax.jdo.option.ConnectionURL  jdbc:postgresql://127.0.0.1:5433/lakeplan_metastore\n")
+    said = catalog_full(str(tmp_path), "Unable to instantiate x\n" + NO_SLOT, "`wide`")
+    assert said.startswith("The shared catalog's metastore database at 127.0.0.1:5433 (the ConnectionURL in ")
+    assert ("refused Spark a connection because all of its connections are in use (PostgreSQL: remaining connection "
+            "slots are reserved for non-replication superuser connections), and every Spark session holds about 10; "
+            "`wide` stopped (no write of it is half-done") in said
+    assert "LAKEPLAN_CATALOG_MAX_CONNECTIONS=<n> make catalog-down catalog-up" in said
+    before_any_model = catalog_full(str(tmp_path), 'FATAL: sorry, too many clients already', None)
+    assert "(PostgreSQL: sorry, too many clients already)" in before_any_model
+    assert "Spark could not open the catalog, so nothing was written. Fix:" in before_any_model
+    role = catalog_full(str(tmp_path), 'FATAL: too many connections for role "lakeplan"', None)
+    assert '(PostgreSQL: too many connections for role "lakeplan")' in role
+    assert catalog_full(str(tmp_path), "FATAL: password authentication failed", "`wide`") is None  # another reason
+    assert catalog_full(None, NO_SLOT, "`wide`") is None  # the embedded catalog names no database of PostgreSQL's
