@@ -1,6 +1,7 @@
 """Overlapping `dbt run`s on the shared catalog (target `team`), each a process of its own: on different models both
 succeed; on one partial-update target with a `sum` over `new_rows`, either both land or the later one stops with one
-sentence naming the table and the run that committed first, and in the end every event is counted exactly once,
+sentence naming the table and the run that committed first (also on a target of two write groups, which a run
+publishes through a branch of its own), and in the end every event is counted exactly once,
 the consumed record is the input's head, and no run left a branch or staging table behind."""
 
 import json
@@ -21,6 +22,7 @@ pytestmark = pytest.mark.team_catalog  # a stage of its own: `make test-team` (d
 SCHEMA = "lakeplan_overlap"
 EVENTS = f"{SCHEMA}.events"
 TARGET_RUN = "run --select spent totals"
+GROUPED_RUN = "run --select g_spent g_events grouped"
 # the overlapping runs' models start their first statement together (AT_THE_BARRIER), this long after their release:
 # a warm dbt process (its parse done) reaches it in a few seconds, in about 10 at load 5
 OVERLAP_S = 20
@@ -57,10 +59,23 @@ models:
     columns:
       - {{name: customer, data_type: int}}
       - {{name: spent, data_type: bigint, meta: {{merge: sum}}}}
+  - name: grouped
+    config: {{unique_key: customer}}
+    columns:
+      - {{name: customer, data_type: int}}
+      - {{name: spent, data_type: bigint, meta: {{merge: sum}}}}
+      - {{name: events, data_type: bigint, meta: {{merge: sum}}}}
 """,
     "models/totals.sql": "{{ partial_update_target() }}",
     "models/spent.sql": "{{ config(partial_update_target='totals') }}\n"
                         "select customer, amount as spent from {{ lakeplan.new_rows(source('raw', 'events')) }}",
+    # a target of two write groups (g_events' own parallelism: another reuse digest), written through its run's branch
+    "models/grouped.sql": "{{ partial_update_target() }}",
+    "models/g_spent.sql": "{{ config(partial_update_target='grouped') }}\n"
+                          "select customer, amount as spent from {{ lakeplan.new_rows(source('raw', 'events')) }}",
+    "models/g_events.sql": "{{ config(partial_update_target='grouped', parallelism=2) }}\n"
+                           "select customer, cast(1 as bigint) as events "
+                           "from {{ lakeplan.new_rows(source('raw', 'events')) }}",
     "models/per_customer.sql": "{{ config(materialized='table') }}\n"
                                "select customer, count(*) as events from {{ source('raw', 'events') }} group by 1",
 }
@@ -111,11 +126,10 @@ def test_overlapping_runs_of_one_target_count_every_event_once(shared_catalog, t
     add_events(sql, 1, 10)
     # three processes, Spark started and the project parsed; the third runs the whole project alone, then all three
     # run at once (two the target, both cold, one a different model), then the third applies what a stopped run
-    # did not
-    other_process = ("first=run", "overlap=run --select per_customer", f"last={TARGET_RUN}")
-    runs = start_at_barrier([dbt_process(0, project, barrier, OVERLAP_S, f"overlap={TARGET_RUN}"),
-                             dbt_process(1, project, barrier, OVERLAP_S, f"overlap={TARGET_RUN}"),
-                             dbt_process(2, project, barrier, OVERLAP_S, *other_process)],
+    # did not; then the same for a target of two write groups
+    other_process = ("first=run", "overlap=run --select per_customer", f"last={TARGET_RUN}", f"grouped_last={GROUPED_RUN}")
+    runs = start_at_barrier([dbt_process(n, project, barrier, OVERLAP_S, f"overlap={TARGET_RUN}", f"grouped={GROUPED_RUN}")
+                             for n in (0, 1)] + [dbt_process(2, project, barrier, OVERLAP_S, *other_process)],
                             shared_catalog, barrier)
     try:
         [first] = release(runs[2:], barrier, "first").values()  # the third process's alone
@@ -130,21 +144,36 @@ def test_overlapping_runs_of_one_target_count_every_event_once(shared_catalog, t
             assert "was changed by the run of Spark application" in "\n".join(out) and "totals" in "\n".join(out)
         [last] = release(runs[2:], barrier, "last").values()
         landed(last, barrier, 2)  # applies what a stopped run did not, once
-        totals, head, refs, properties, tables = sql(
+        [totals_head] = sql(f"select snapshot_id from {EVENTS}.refs where name = 'main'")
+        add_events(sql, 21, 10)  # the grouped target consumed events 1-10 in the first run: 11-30 are new to it
+        said = release(runs[:2], barrier, "grouped")
+        failed = [said[n] for n in (0, 1) if not landed(said[n], barrier, n, must=False)]
+        assert len(failed) <= 1, failed
+        print(f"overlapping runs of a target of two write groups: {2 - len(failed)} of 2 landed")
+        for out in failed:
+            assert "was changed by the run of Spark application" in "\n".join(out) and "grouped" in "\n".join(out)
+        [last] = release(runs[2:], barrier, "grouped_last").values()
+        landed(last, barrier, 2)
+        totals, grouped, head, refs, grouped_refs, properties, grouped_properties, tables = sql(
             f"select sum(spent) as spent, count(*) as customers from {SCHEMA}.totals",
+            f"select sum(spent) as spent, sum(events) as events, count(*) as customers from {SCHEMA}.grouped",
             f"select snapshot_id from {EVENTS}.refs where name = 'main'",
-            f"select name from {SCHEMA}.totals.refs where type = 'BRANCH'", f"show tblproperties {SCHEMA}.totals",
-            f"show tables in {SCHEMA}")
+            f"select name from {SCHEMA}.totals.refs where type = 'BRANCH'",
+            f"select name from {SCHEMA}.grouped.refs where type = 'BRANCH'", f"show tblproperties {SCHEMA}.totals",
+            f"show tblproperties {SCHEMA}.grouped", f"show tables in {SCHEMA}")
     finally:
         for process in runs:
             process.kill()
         sql.close()
     assert totals == [{"spent": sum(range(1, 21)), "customers": 5}]  # each of the 20 events counted once
-    consumed = {row["key"]: row["value"] for row in properties}
-    assert json.loads(consumed["lakeplan.consumed"]) == {EVENTS: head[0]["snapshot_id"]}
-    assert "lakeplan.consumed.pending" not in consumed
-    assert [ref["name"] for ref in refs] == ["main"]  # no run's branch left
-    assert sorted(t["tableName"] for t in tables) == ["events", "per_customer", "totals"]  # no staging
+    assert grouped == [{"spent": sum(range(1, 31)), "events": 30, "customers": 5}]  # each of the 30, in both groups
+    # each target's consumed record is the events' head when it last ran
+    for written, events_head in ((properties, totals_head), (grouped_properties, head)):
+        consumed = {row["key"]: row["value"] for row in written}
+        assert json.loads(consumed["lakeplan.consumed"]) == {EVENTS: events_head[0]["snapshot_id"]}
+        assert "lakeplan.consumed.pending" not in consumed
+    assert [ref["name"] for ref in refs] == [ref["name"] for ref in grouped_refs] == ["main"]  # no run's branch left
+    assert sorted(t["tableName"] for t in tables) == ["events", "grouped", "per_customer", "totals"]  # no staging
 
 
 INCREMENTAL_SCHEMA = "lakeplan_overlap_incremental"
