@@ -36,9 +36,14 @@
         and not graph.nodes[unique_id].config.get('full_refresh') -%}
         {%- do verdicts.append(lakeplan.lakeplan_state_verdict(graph.nodes[unique_id])) -%}
     {%- endfor -%}
-    {%- set refused = verdicts | selectattr('action', 'equalto', 'refuse') | map(attribute='message') | list -%}
+    {%- set refused = verdicts | selectattr('action', 'equalto', 'refuse') | map(attribute='message') | sort | list -%}
     {%- if refused -%}
-        {%- do exceptions.raise_compiler_error(refused | join(' ') ~ ' Nothing was written.') -%}
+        {#- several models' sentences numbered, as statement_options numbers several refused settings -#}
+        {%- set told = [] -%}
+        {%- for message in refused -%}
+            {%- do told.append((loop.index ~ '. ' if refused | length > 1 else '') ~ message) -%}
+        {%- endfor -%}
+        {%- do exceptions.raise_compiler_error(told | join(' ') ~ ' Nothing was written.') -%}
     {%- endif -%}
     {%- for verdict in verdicts
         if verdict.action == 'accept' and not lakeplan.lakeplan_plan(verdict.node).kind.merged -%}
