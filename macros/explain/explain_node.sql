@@ -32,7 +32,8 @@
     {#- the merged read groups by the key: without a shuffle only on a table bucketed by it -#}
     {%- set layout = lakeplan.lakeplan_table_layout(existing) -%}
     {{ return({'rows': counted[0], 'runs': counted[1], 'layout': layout.text, 'keyed':
-        (layout.bucketed_by or []) | map('lower') | list == lakeplan.lakeplan_plan().key | map('lower') | list}) }}
+        (layout.bucketed_by or []) | map('lower') | list == lakeplan.lakeplan_plan().key | map('lower') | list,
+        'partition_by': config.get('partition_by')}) }}
 {% endmacro %}
 
 {#- What `dbt run` of the model would send that Spark can plan: an upsert's staged changes (a temporary view) and its

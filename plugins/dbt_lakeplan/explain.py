@@ -253,12 +253,25 @@ def change_report(plan: dict[str, Any], sql: str, names: dict[str, str] | None =
                                                                            (delta["runs"], "run")))
         lands += f" (appends the change: {rows} from {runs}, folded into the stored rows at {change['delta_runs']} runs)"
         if delta.get("keyed") is False:
+            declared = buckets_by(delta.get("partition_by"), plan.get("key") or [])
+            fix = (f"one --full-refresh puts its declared `partition_by: {declared}` in effect" if declared
+                   else "`partition_by: ['bucket(N, <key>)']`, then one --full-refresh")
             lands += (f"; its table is not bucketed by its key ({delta['layout']}), so each read of the merged rows "
                       "shuffles the rows it folds, and the whole table once the keys with delta rows are too many to "
-                      "broadcast. Fix: `partition_by: ['bucket(N, <key>)']`, then one --full-refresh "
-                      "(docs/delta-mode.md)")
+                      f"broadcast. Fix: {fix} (docs/delta-mode.md)")
     return {"change_mode": change["mode"], "lands": lands, "reads": reads,
             "maintenance": plan.get("maintenance")}  # fmt: skip
+
+
+def buckets_by(partition_by: str | list[str] | None, key: list[str]) -> list[str] | None:
+    """A model's `partition_by` where it buckets by every column of `key` (a config its table does not have until
+    a --full-refresh builds it); None where it does not."""
+    fields = [partition_by] if isinstance(partition_by, str) else list(partition_by or [])
+    bucketed = {found.group(1).strip("`").lower() for found in map(BUCKET.fullmatch, fields) if found}
+    return fields if key and bucketed >= {column.lower() for column in key} else None
+
+
+BUCKET = re.compile(r"\s*bucket\(\s*\d+\s*,\s*(`?\w+`?)\s*\)\s*", re.IGNORECASE)
 
 
 def relation_key(relation: str) -> str:

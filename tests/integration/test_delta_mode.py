@@ -166,6 +166,13 @@ def test_runs_fold_in_the_order_they_were_written_and_compaction_folds_them_in_o
             "or rebuild it: dbt run --full-refresh -s latest_delta.") in " ".join(log.split())
     assert snapshots(spark, table) == before
 
+    # a bucketing its YAML declares, which the table built before it does not have: explain's fix says so
+    yml = project.path / "models" / "latest_delta.yml"
+    yml.write_text(yml.read_text().replace('"unique_key": "id",', '"unique_key": "id", "partition_by": ["bucket(4, id)"],'))
+    code, _, models = explain(project, "--select", "latest_delta")
+    assert code == 0 and models["latest_delta"]["change"]["lands"].endswith(
+        "Fix: one --full-refresh puts its declared `partition_by: ['bucket(4, id)']` in effect (docs/delta-mode.md)")
+
 
 def test_several_groups_and_a_changelog_s_deletes_fold_as_they_merge_under_each_on_delete(make_project, spark):
     # the delta twin has an enforced contract too: the table's own lakeplan_* columns are not the contract's
