@@ -1,6 +1,7 @@
 """The suite's durations record, `target/test_durations.json` (`make test`; `make test-team`'s stage writes its own,
 `target/test_durations_team.json`, `record_path`): each test's time (setup, call and teardown), each dbt
-invocation's time, how many full dbt parses each project needed, and how many JVMs the tests started. Under
+invocation's time, how many full dbt parses each project needed (and dbt's reason for each beyond a project's
+first), and how many JVMs the tests started. Under
 pytest-xdist every worker counts its own dbt work and hands it to the controller, which writes the record.
 
 `python -m tests.durations [--since <epoch seconds>]` prints the summary of the record the last run wrote (what
@@ -55,6 +56,7 @@ class DbtWork:
     def __init__(self):
         self.invocations: list[dict] = []
         self.full_parses: Counter = Counter()
+        self.reparses: Counter = Counter()  # dbt's reason for a project's second and later full parses
         self.jvm_starts = 0
         self.dbt_processes = 0
 
@@ -67,6 +69,7 @@ class DbtWork:
         import pyspark.context
 
         invoke, load, launch = dbtRunner.invoke, ManifestLoader.load, pyspark.context.launch_gateway
+        parsable = ManifestLoader.is_partial_parsable
         popen_init = subprocess.Popen.__init__
 
         @functools.wraps(invoke)
@@ -84,7 +87,15 @@ class DbtWork:
             manifest = load(loader)
             if not loader.skip_parsing and not loader.partially_parsing:
                 self.full_parses[loader.root_project.project_root] += 1
+                if self.full_parses[loader.root_project.project_root] > 1:
+                    self.reparses[reparse_reason(loader)] += 1
             return manifest
+
+        @functools.wraps(parsable)
+        def reasoned(loader, saved):
+            valid, reason = parsable(loader, saved)
+            loader.lakeplan_reparse_reason = None if valid else str(reason)  # e.g. 03_vars_changed
+            return valid, reason
 
         @functools.wraps(launch)
         def counted_launch(*args, **kwargs):
@@ -98,19 +109,33 @@ class DbtWork:
             popen_init(process, args, *rest, **kwargs)
 
         dbtRunner.invoke, ManifestLoader.load, subprocess.Popen.__init__ = timed_invoke, counted_load, counted_popen
+        ManifestLoader.is_partial_parsable = reasoned
         pyspark.context.launch_gateway = counted_launch
 
     def as_dict(self) -> dict:
-        return {"invocations": self.invocations, "full_parses": dict(self.full_parses), "jvm_starts": self.jvm_starts,
-                "dbt_processes": self.dbt_processes}
+        return {"invocations": self.invocations, "full_parses": dict(self.full_parses), "reparses": dict(self.reparses),
+                "jvm_starts": self.jvm_starts, "dbt_processes": self.dbt_processes}
+
+
+def reparse_reason(loader) -> str:
+    """Why dbt parsed a project it had parsed before in full: its saved parse did not fit (dbt's own reason: the
+    vars, the profile or target changed, ...), partial parsing was off, or no saved parse was at the target path."""
+    from dbt.flags import get_flags
+
+    reason = getattr(loader, "lakeplan_reparse_reason", None)
+    if reason:
+        return reason.split("_", 1)[-1]  # dbt's ReparseReason without its number
+    return "no_saved_parse_at_the_target_path" if get_flags().PARTIAL_PARSE else "partial_parse_off"
 
 
 def merged(works: list[dict]) -> dict:
     """One process's counts from several (the workers')."""
-    parses: Counter = Counter()
+    parses, reparses = Counter(), Counter()
     for work in works:
         parses.update(work["full_parses"])
+        reparses.update(work.get("reparses", {}))
     return {"invocations": [i for work in works for i in work["invocations"]], "full_parses": dict(parses),
+            "reparses": dict(reparses),
             "jvm_starts": sum(work["jvm_starts"] for work in works),
             "dbt_processes": sum(work["dbt_processes"] for work in works)}
 
@@ -187,12 +212,21 @@ def summary(record: dict, since: float | None = None) -> str:
     lines += [
         f"pytest: {minutes(record['wall_seconds'])} for {record['test_count']} tests on {record['workers']} worker(s); "
         f"{record['dbt_invocation_total']} dbt invocations ({minutes(record['dbt_seconds'])}), "
-        f"{record['full_parse_total']} full parses in {len(record['full_parses'])} projects, "
+        f"{record['full_parse_total']} full parses in {len(record['full_parses'])} projects{beyond(record)}, "
         f"{record['jvm_starts']} in-process JVM starts, {record['dbt_processes']} dbt processes",
         f"slowest {TOP} tests (seconds, setup and teardown included):",
     ]
     lines += [f"{seconds:8.1f}  {nodeid}" for nodeid, seconds in list(record["tests"].items())[:TOP]]
     return "\n".join(lines)
+
+
+def beyond(record: dict) -> str:
+    """The full parses beyond one per project, by dbt's reason (` (3 beyond one per project: vars_changed 2, ...)`)."""
+    reparses = record.get("reparses") or {}
+    if not reparses:
+        return ""
+    reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(reparses.items(), key=lambda r: -r[1]))
+    return f" ({sum(reparses.values())} beyond one per project: {reasons})"
 
 
 def main(argv: list[str] | None = None) -> None:

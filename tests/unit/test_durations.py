@@ -10,12 +10,14 @@ from tests.durations import TOP, merged, summary
 
 def work(project: str, parses: int, seconds: float) -> dict:
     return {"invocations": [{"test": "t", "project": project, "args": "run", "seconds": seconds}],
-            "full_parses": {project: parses}, "jvm_starts": 1, "dbt_processes": 0}
+            "full_parses": {project: parses}, "reparses": {"vars_changed": parses - 1} if parses > 1 else {},
+            "jvm_starts": 1, "dbt_processes": 0}
 
 
 def test_the_workers_counts_add_up():
     total = merged([work("/a", 1, 2.0), work("/a", 2, 3.0), work("/b", 1, 1.0)])
     assert total["full_parses"] == {"/a": 3, "/b": 1}
+    assert total["reparses"] == {"vars_changed": 1}
     assert (len(total["invocations"]), total["jvm_starts"], total["dbt_processes"]) == (3, 3, 0)
 
 
@@ -25,6 +27,9 @@ def test_the_summary_gives_the_totals_and_the_slowest_tests_first():
               "full_parses": {"/a": 3}, "full_parse_total": 3, "jvm_starts": 2, "dbt_processes": 1, "tests": tests}
     lines = summary(record, since=None).splitlines()
     assert lines[0].startswith("pytest: 12:34 for 30 tests on 2 worker(s); 3 dbt invocations (0:06), 3 full parses")
+    record["reparses"] = {"vars_changed": 2}  # why dbt parsed /a again, twice
+    assert "3 full parses in 1 projects (2 beyond one per project: vars_changed 2), " in summary(
+        record, since=None)
     listed = [line.split()[-1] for line in lines[2:]]
     assert listed == list(tests)[:TOP]
 
