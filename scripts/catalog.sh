@@ -20,6 +20,11 @@ port=$(sed -n "$url_port" "$settings")
 jdbc_jar=/usr/share/java/postgresql.jar
 
 fail() { printf 'lakeplan catalog: %s\n' "$*" >&2; exit 1; }
+# checked before any command, so a wrong value never stops a running catalog (`make catalog-down catalog-up`): one
+# Spark session holds about 10 connections and PostgreSQL keeps 3 for its superuser; 262143 is PostgreSQL's own limit
+[[ "$max_connections" =~ ^[0-9]+$ ]] && [ "${#max_connections}" -le 6 ] && [ "$max_connections" -ge 13 ] &&
+  [ "$max_connections" -le 262143 ] ||
+  fail "LAKEPLAN_CATALOG_MAX_CONNECTIONS is '$max_connections'; set a whole number from 13 (one Spark session's 10 connections and PostgreSQL's 3 for its superuser) to 262143, or unset it for 400. Nothing was started or stopped."
 
 pg_bin() {
   local bin
@@ -103,8 +108,6 @@ up() {
     # Every Spark JVM on the catalog holds about 10 connections (a pool of 2 each, profiles/shared-catalog.conf):
     # PostgreSQL's default of 100 admitted 9 JVMs at once, and the tenth (a scheduler's job, a notebook, a test
     # module's process) could not open the catalog. 400 admits about 40, at a few MB of memory each while in use.
-    [[ "$max_connections" =~ ^[0-9]+$ ]] && [ "$max_connections" -ge 4 ] ||
-      fail "LAKEPLAN_CATALOG_MAX_CONNECTIONS is '$max_connections'; set a whole number of 4 or more (PostgreSQL keeps 3 for its superuser), or unset it for 400."
     as_owner "$bin/pg_ctl" -D "$data" -l "$home/run/postgresql.log" -w -t 60 \
         -o "-p $port -k $home/run -c listen_addresses=127.0.0.1 -c max_connections=$max_connections" start >/dev/null 9>&- ||
       fail "PostgreSQL did not start on 127.0.0.1:$port; see $home/run/postgresql.log (is the port taken?)."

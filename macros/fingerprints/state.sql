@@ -38,12 +38,12 @@
     {%- endfor -%}
     {%- set refused = verdicts | selectattr('action', 'equalto', 'refuse') | map(attribute='message') | sort | list -%}
     {%- if refused -%}
-        {#- several models' sentences numbered, as statement_options numbers several refused settings -#}
+        {#- several models' sentences numbered, a line each (a trial read them run together as one paragraph) -#}
         {%- set told = [] -%}
         {%- for message in refused -%}
             {%- do told.append((loop.index ~ '. ' if refused | length > 1 else '') ~ message) -%}
         {%- endfor -%}
-        {%- do exceptions.raise_compiler_error(told | join(' ') ~ ' Nothing was written.') -%}
+        {%- do exceptions.raise_compiler_error(told | join('\n') ~ ' Nothing was written.') -%}
     {%- endif -%}
     {%- for verdict in verdicts
         if verdict.action == 'accept' and not lakeplan.lakeplan_plan(verdict.node).kind.merged -%}
@@ -125,7 +125,7 @@
         {%- do changes.extend(lakeplan.lakeplan_target_part_changes(stored.parts, current.parts,
             current.widened_parts or {}, changed_members, node, relation)) -%}
     {%- elif stored.logic != current.logic -%}
-        {%- do changes.append('its own SQL, columns or configs') -%}
+        {%- do changes.append('`' ~ node.name ~ '` changed its own SQL, columns or configs') -%}
     {%- endif -%}
     {%- if not changes and not (stored.parts and current.parts) -%}
         {%- do changes.append('its inputs (' ~ ('the table records no logic per input' if stored.ancestors is none

@@ -149,30 +149,41 @@ def psql(catalog: OwnCatalog, *arguments: str, **popen) -> subprocess.Popen:
 
 
 def test_a_run_on_a_catalog_with_no_connection_left_is_told_the_reason_and_the_fix(own, tmp_path, monkeypatch):
-    """Every connection of the catalog's PostgreSQL taken (a team's 41st Spark session; 10 of them with PostgreSQL's
+    """Every connection of the catalog's PostgreSQL taken (a team's 41st Spark session; the 10th with PostgreSQL's
     default limit): dbt showed Hive's "Unable to instantiate ...SessionHiveMetaStoreClient", PostgreSQL's reason far
-    down the Java stack, and no fix. The catalog restarts with one connection for its users, which a client holds."""
-    monkeypatch.setenv("LAKEPLAN_CATALOG_MAX_CONNECTIONS", "4")  # PostgreSQL keeps 3 for its superuser
-    holder = None
+    down the Java stack, and no fix. The catalog restarts with the least limit it takes, 13 (3 kept for PostgreSQL's
+    superuser), and ten psql clients hold the connections left for users."""
+    monkeypatch.setenv("LAKEPLAN_CATALOG_MAX_CONNECTIONS", "4")  # admits no session: refused before anything stops
+    refused = own.script("down")
+    monkeypatch.delenv("LAKEPLAN_CATALOG_MAX_CONNECTIONS")
+    assert refused.returncode == 1 and own.script("status").returncode == 0, refused.stderr  # still running
+    assert ("LAKEPLAN_CATALOG_MAX_CONNECTIONS is '4'; set a whole number from 13 (one Spark session's 10 connections "
+            "and PostgreSQL's 3 for its superuser) to 262143, or unset it for 400. Nothing was started or stopped."
+            ) in refused.stderr
+    monkeypatch.setenv("LAKEPLAN_CATALOG_MAX_CONNECTIONS", "13")
+    holders = []
     try:
         switch(own, "down")
         switch(own, "up")
-        deadline = time.time() + 60
-        while True:  # held once a second client is refused for want of a slot, while the holder stays
-            if holder is None or holder.poll() is not None:  # none yet, or the probe took the slot first
-                holder = psql(own, "-c", "select pg_sleep(600)", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                time.sleep(2)
+        deadline = time.time() + 90
+        while True:  # held once one more client is refused for want of a slot, while every holder stays
+            holders = [holder for holder in holders if holder.poll() is None]  # a probe may have taken a slot first
+            if len(holders) < 10:
+                holders += [psql(own, "-c", "select pg_sleep(600)", stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL) for _ in range(10 - len(holders))]
+                time.sleep(3)
             probe = psql(own, "-c", "select 1", stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            if "remaining connection slots are reserved" in probe.communicate(timeout=30)[0] and holder.poll() is None:
+            refused = "remaining connection slots are reserved" in probe.communicate(timeout=30)[0]
+            if refused and all(holder.poll() is None for holder in holders):
                 break
-            assert time.time() < deadline, "no client could take the catalog's last slot"
+            assert time.time() < deadline, "ten clients could not take the catalog's connections"
         project = tmp_path / "project"
         write_files(project, {"dbt_project.yml": "name: full\nversion: '1.0'\nconfig-version: 2\nprofile: lakeplan\n",
                               "models/one.sql": "select 1 as one"})
         run = subprocess.run(["dbt", "run", "--target", "team"], env=environment(own.conf_dir), cwd=project, text=True,
                              capture_output=True, timeout=600)
     finally:
-        if holder is not None:
+        for holder in holders:
             holder.kill()
             holder.wait()
         monkeypatch.delenv("LAKEPLAN_CATALOG_MAX_CONNECTIONS")
