@@ -364,10 +364,10 @@ def _catalog_full(connection, error: BaseException) -> str | None:
     (metastore_lock.py). PostgreSQL's reason is a cause of Hive's error, which only the Java stack of PySpark's
     exception (`stackTrace`, under dbt-spark's) holds."""
     if connection is None or getattr(connection.credentials, "method", None) != "session" \
-            or metastore_lock.shared_catalog_address(_conf_dir(connection)) is None:
-        return None
+            or catalog_watch.shared_catalog(conf_dir := _conf_dir(connection)) is None:
+        return None  # the embedded catalog: its error's Java text is not read
     model = f"`{node_name(connection.name)}`" if NODE_CONNECTION.match(connection.name or "") else None
-    return metastore_lock.catalog_full(_conf_dir(connection), _whole_error(error), model)
+    return metastore_lock.catalog_full(conf_dir, _whole_error(error), model)
 
 
 def _whole_error(error: BaseException | None) -> str:

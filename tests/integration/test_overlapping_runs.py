@@ -120,6 +120,16 @@ def landed(said: list[str], barrier: Path, n: int, must: bool = True) -> bool:
     return said[-1] == "exit 0"
 
 
+def at_most_one_beaten(said: dict[int, list[str]], barrier: Path, table: str, what: str) -> None:
+    """Processes 0 and 1 ran `table`'s target at once: both landed, or the later one stopped with the sentence naming
+    the table and the run that committed first."""
+    failed = [said[n] for n in (0, 1) if not landed(said[n], barrier, n, must=False)]
+    assert len(failed) <= 1, failed
+    print(f"overlapping runs of {what}: {2 - len(failed)} of 2 landed")
+    for out in failed:
+        assert "was changed by the run of Spark application" in "\n".join(out) and table in "\n".join(out)
+
+
 def test_overlapping_runs_of_one_target_count_every_event_once(shared_catalog, tmp_path, monkeypatch):
     project, barrier, sql = prepared(shared_catalog, tmp_path, monkeypatch, FILES, EVENTS,
                                      "customer int, amount bigint")
@@ -137,21 +147,12 @@ def test_overlapping_runs_of_one_target_count_every_event_once(shared_catalog, t
         add_events(sql, 11, 10)
         said = release(runs, barrier, "overlap")
         landed(said[2], barrier, 2)  # a different model: it succeeds
-        failed = [said[n] for n in (0, 1) if not landed(said[n], barrier, n, must=False)]
-        assert len(failed) <= 1, failed
-        print(f"overlapping runs of one target: {2 - len(failed)} of 2 landed")
-        for out in failed:  # the later run stops with the sentence, naming the table and the run that committed first
-            assert "was changed by the run of Spark application" in "\n".join(out) and "totals" in "\n".join(out)
+        at_most_one_beaten(said, barrier, "totals", "one target")
         [last] = release(runs[2:], barrier, "last").values()
         landed(last, barrier, 2)  # applies what a stopped run did not, once
         [totals_head] = sql(f"select snapshot_id from {EVENTS}.refs where name = 'main'")
         add_events(sql, 21, 10)  # the grouped target consumed events 1-10 in the first run: 11-30 are new to it
-        said = release(runs[:2], barrier, "grouped")
-        failed = [said[n] for n in (0, 1) if not landed(said[n], barrier, n, must=False)]
-        assert len(failed) <= 1, failed
-        print(f"overlapping runs of a target of two write groups: {2 - len(failed)} of 2 landed")
-        for out in failed:
-            assert "was changed by the run of Spark application" in "\n".join(out) and "grouped" in "\n".join(out)
+        at_most_one_beaten(release(runs[:2], barrier, "grouped"), barrier, "grouped", "a target of two write groups")
         [last] = release(runs[2:], barrier, "grouped_last").values()
         landed(last, barrier, 2)
         totals, grouped, head, refs, grouped_refs, properties, grouped_properties, tables = sql(
