@@ -257,8 +257,8 @@ def change_report(plan: dict[str, Any], sql: str, names: dict[str, str] | None =
             fix = (f"one --full-refresh puts its declared `partition_by: {declared}` in effect" if declared
                    else "`partition_by: ['bucket(N, <key>)']`, then one --full-refresh")
             lands += (f"; its table is not bucketed by its key ({delta['layout']}), so each read of the merged rows "
-                      "shuffles the rows it folds, and the whole table once the keys with delta rows are too many to "
-                      f"broadcast. Fix: {fix} (docs/delta-mode.md)")
+                      "shuffles the whole table by the key to join it with its delta rows. "
+                      f"Fix: {fix} (docs/delta-mode.md)")
     return {"change_mode": change["mode"], "lands": lands, "reads": reads,
             "maintenance": plan.get("maintenance")}  # fmt: skip
 

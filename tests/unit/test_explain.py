@@ -138,13 +138,13 @@ def test_how_a_change_lands_and_what_each_input_read_with_new_rows_gives():
     unkeyed = {"rows": 1, "runs": 1, "layout": "partitioned by day(at)", "keyed": False}
     assert change_report({"change_mode": delta}, sql, delta=unkeyed)["lands"] == (
         "delta (appends the change: 1 delta row from 1 run, folded into the stored rows at 10 runs); its table is "
-        "not bucketed by its key (partitioned by day(at)), so each read of the merged rows shuffles the rows it folds, "
-        "and the whole table once the keys with delta rows are too many to broadcast. Fix: `partition_by: "
+        "not bucketed by its key (partitioned by day(at)), so each read of the merged rows shuffles the whole table "
+        "by the key to join it with its delta rows. Fix: `partition_by: "
         "['bucket(N, <key>)']`, then one --full-refresh (docs/delta-mode.md)")
     # the trial's case: the YAML already buckets by the key, but the table was built before it
     declared = {**unkeyed, "partition_by": ["bucket(16, ID)"]}
     assert change_report({"change_mode": delta, "key": ["id"]}, sql, delta=declared)["lands"].endswith(
-        "too many to broadcast. Fix: one --full-refresh puts its declared `partition_by: ['bucket(16, ID)']` in effect "
+        "delta rows. Fix: one --full-refresh puts its declared `partition_by: ['bucket(16, ID)']` in effect "
         "(docs/delta-mode.md)")
     other = {**unkeyed, "partition_by": "bucket(16, other)"}  # bucketed, but not by the key
     assert change_report({"change_mode": delta, "key": ["id"]}, sql, delta=other)["lands"].endswith(

@@ -5,6 +5,10 @@
     a compaction and a rebuild are each one commit, and every record lakeplan keeps on the table holds as it does
     for the MERGE (docs/design/delta_mode.md). -#}
 
+{% macro lakeplan_folded_relation(target) %}
+    {{ return(target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_folded'}, type='view')) }}
+{% endmacro %}
+
 {% macro lakeplan_merged_relation(target) %}
     {{ return(target.incorporate(path={'identifier': target.identifier ~ '__lakeplan_merged'}, type='view')) }}
 {% endmacro %}
@@ -135,9 +139,9 @@
         {%- set name = lakeplan.lakeplan_quote(column.name) -%}
         {%- set value = 'lakeplan_table.' ~ name -%}
         {%- if column.name | lower not in spec.unique_key | map('lower') | list -%}
-            {%- set value = 'case when array_contains(lakeplan_change.lakeplan_wrote, '
-                ~ lakeplan.lakeplan_string_literal(column.name | lower) ~ ') then '
-                ~ lakeplan.lakeplan_partial_update_combined(column, spec) ~ ' else ' ~ value ~ ' end' -%}
+            {%- set value = 'if(array_contains(lakeplan_change.lakeplan_wrote, '
+                ~ lakeplan.lakeplan_string_literal(column.name | lower) ~ '), '
+                ~ lakeplan.lakeplan_partial_update_combined(column, spec) ~ ', ' ~ value ~ ')' -%}
         {%- endif -%}
         {%- do fields.append(lakeplan.lakeplan_string_literal(column.name) ~ ', cast(' ~ value ~ ' as '
             ~ column.data_type ~ ')') -%}
@@ -148,51 +152,61 @@
         ~ ' when lakeplan_table is not null then named_struct(' ~ fields | join(', ') ~ ') else lakeplan_table end') }}
 {% endmacro %}
 
-{#- The merged table. A key without delta rows is its stored row, read as it is through the stored rows' view (most
-    keys, where runs change a small share). The keys with delta rows get their stored row with those rows folded on
-    in commit order: one group by over the rows the semi join with those keys keeps (the keys are broadcast once; a
-    table bucketed by the key needs no shuffle). Each column is named as few times as the fold needs
-    (lakeplan_check_view_text). -#}
-{% macro lakeplan_delta_merged_sql(target, spec) %}
-    {#- the delta rows of a key in commit order, and a run's groups in their order -#}
+{#- The merged table, in two steps (two views: the embedded catalog keeps at most 32,700 characters of each, and a
+    wide target's fold and projection together pass that). `lakeplan_delta_folded_sql`: the stored rows read once,
+    each joined with its key's delta rows (in commit order, a run's groups in their order) where it has any and
+    those folded onto it (`lakeplan_merged`, NULL where the fold deleted the key), plus the keys only the delta has.
+    The delta rows are the build side of a hash join (few: the runs since the last compaction), so a table bucketed
+    by the key joins them bucket by bucket with no shuffle. `lakeplan_delta_merged_sql` (`folded`: that step, a view
+    or a subquery): each column, where a stored row without delta rows passes by the fold column by column (no
+    struct of it is built). -#}
+{% macro lakeplan_delta_folded_sql(target, spec) %}
     {%- set in_order = '(l, r) -> case when l.lakeplan_run < r.lakeplan_run or l.lakeplan_run = r.lakeplan_run and '
         ~ 'l.lakeplan_group < r.lakeplan_group then -1 when l.lakeplan_run = r.lakeplan_run and l.lakeplan_group = '
         ~ 'r.lakeplan_group then 0 else 1 end' -%}
     {%- set keys = lakeplan.lakeplan_quote_list(spec.unique_key) -%}
-    {#- `on`, not `using`: a join `using` the key puts it first, and the halves are put together by position -#}
     {%- set same_key = [] -%}
     {%- for key in spec.unique_key -%}
-        {%- do same_key.append('lakeplan_stored.' ~ lakeplan.lakeplan_quote(key) ~ ' = lakeplan_changed.'
+        {%- do same_key.append('lakeplan_stored.' ~ lakeplan.lakeplan_quote(key) ~ ' = lakeplan_changes.'
             ~ lakeplan.lakeplan_quote(key)) -%}
     {%- endfor -%}
-    {{ return('with lakeplan_changed as (select ' ~ keys ~ ' from ' ~ target ~ ' where lakeplan_delta)\n'
-        ~ 'select lakeplan_stored.* from ' ~ lakeplan.lakeplan_stored_relation(target) ~ ' as lakeplan_stored '
-        ~ 'left anti join lakeplan_changed on ' ~ same_key | join(' and ') ~ '\nunion all\n'
-        ~ 'select lakeplan_merged.*\nfrom (\n    select aggregate(lakeplan_changes, lakeplan_stored, '
+    {#- a stored row is there where its key is: the join is on the key, and a key is never NULL -#}
+    {{ return('select /*+ SHUFFLE_HASH(lakeplan_changes) */ lakeplan_stored.*, lakeplan_changes.lakeplan_changes is '
+        ~ 'not null as lakeplan_changed,\n    aggregate(lakeplan_changes.lakeplan_changes, case when lakeplan_stored.'
+        ~ lakeplan.lakeplan_quote(spec.unique_key[0]) ~ ' is not null then struct(lakeplan_stored.*) end, '
         ~ '(lakeplan_table, lakeplan_change) -> ' ~ lakeplan.lakeplan_delta_fold_step(spec) ~ ') as lakeplan_merged\n'
-        ~ '    from (\n        select first(case when not coalesce(lakeplan_delta, false) then '
-        ~ lakeplan.lakeplan_delta_row(spec, 'lakeplan_rows') ~ ' end, true) as lakeplan_stored,\n'
-        ~ '            array_sort(collect_list(case when lakeplan_delta then struct(lakeplan_rows.*) end), ' ~ in_order
-        ~ ') as lakeplan_changes\n        from (select *, _last_updated_sequence_number as lakeplan_run from ' ~ target
-        ~ ') as lakeplan_rows left semi join lakeplan_changed using (' ~ keys ~ ')\n'
-        ~ '        group by ' ~ keys ~ '\n    ) as lakeplan_keys\n) as lakeplan_folded\n'
-        ~ 'where lakeplan_merged is not null') }}
+        ~ 'from ' ~ lakeplan.lakeplan_stored_relation(target) ~ ' as lakeplan_stored\nfull outer join (\n'
+        ~ '    select ' ~ keys ~ ', array_sort(collect_list(struct(lakeplan_rows.*)), ' ~ in_order
+        ~ ') as lakeplan_changes\n    from (select *, _last_updated_sequence_number as lakeplan_run from ' ~ target
+        ~ ' where lakeplan_delta) as lakeplan_rows\n    group by ' ~ keys ~ '\n) as lakeplan_changes on '
+        ~ same_key | join(' and ')) }}
 {% endmacro %}
 
-{#- The views of a target in delta mode: the merged table, and the stored rows alone (Hudi's read-optimized view: for
-    other engines, and readers that accept the lag until the next compaction). Made where missing or where the target's
+{% macro lakeplan_delta_merged_sql(spec, folded) %}
+    {%- set columns = [] -%}
+    {%- for column in spec.columns -%}
+        {%- set name = lakeplan.lakeplan_quote(column.name) -%}
+        {%- do columns.append('if(lakeplan_changed, lakeplan_merged.' ~ name ~ ', ' ~ name ~ ') as ' ~ name) -%}
+    {%- endfor -%}
+    {{ return('select ' ~ columns | join(', ') ~ '\nfrom ' ~ folded
+        ~ ' as lakeplan_folded\nwhere not lakeplan_changed or lakeplan_merged is not null') }}
+{% endmacro %}
+
+{#- The views of a target in delta mode: the merged table (and its fold), and the stored rows alone (Hudi's
+    read-optimized view: for other engines, and readers that accept the lag until the next compaction). Made where missing or where the target's
     columns changed their SQL, and dropped first (Iceberg's view catalog keeps the first SQL of a CREATE OR REPLACE):
     a write that leaves them alone leaves a reader no moment without them, also if it is killed. -#}
 {% macro lakeplan_delta_views_sql(target, spec) %}
-    {%- set merged, stored = lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_stored_relation(target) -%}
-    {%- set merged_sql = lakeplan.lakeplan_delta_merged_sql(target, spec) -%}
-    {%- do lakeplan.lakeplan_check_view_text(merged_sql, merged, spec) -%}
+    {%- set stored, folded = lakeplan.lakeplan_stored_relation(target), lakeplan.lakeplan_folded_relation(target) -%}
+    {#- each view after the one it reads -#}
+    {%- set views = [
+        (stored, 'select ' ~ lakeplan.lakeplan_quote_list(spec.columns | map(attribute='name') | list) ~ ' from '
+            ~ target ~ ' where not coalesce(lakeplan_delta, false)'),
+        (folded, lakeplan.lakeplan_delta_folded_sql(target, spec)),
+        (lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_delta_merged_sql(spec, folded))] -%}
+    {%- for view, sql in views -%}{%- do lakeplan.lakeplan_check_view_text(sql, view, spec) -%}{%- endfor -%}
     {%- set statements = [] -%}
-    {#- the stored rows' view first: the merged view reads it -#}
-    {%- for view, sql in [(stored, 'select '
-            ~ lakeplan.lakeplan_quote_list(spec.columns | map(attribute='name') | list) ~ ' from ' ~ target
-            ~ ' where not coalesce(lakeplan_delta, false)'), (merged, merged_sql)]
-            if lakeplan.lakeplan_stored_view_text(view) != sql -%}
+    {%- for view, sql in views if lakeplan.lakeplan_stored_view_text(view) != sql -%}
         {%- do statements.extend(['drop view if exists ' ~ view, 'create view ' ~ view ~ ' as\n' ~ sql]) -%}
     {%- endfor -%}
     {{ return(statements) }}
@@ -217,7 +231,8 @@
         ~ ', ' ~ lakeplan.lakeplan_delta_stored_values(spec) | join(', ') -%}
     {{ return('insert overwrite ' ~ target ~ ' (' ~ lakeplan.lakeplan_delta_table_columns(spec) | join(', ')
         ~ ')\nselect ' ~ stored
-        ~ '\nfrom (\n' ~ lakeplan.lakeplan_delta_merged_sql(target, spec) ~ '\n) as lakeplan_merged_rows') }}
+        ~ '\nfrom (\n' ~ lakeplan.lakeplan_delta_merged_sql(spec, '(\n' ~ lakeplan.lakeplan_delta_folded_sql(target, spec)
+            ~ '\n)') ~ '\n) as lakeplan_merged_rows') }}
 {% endmacro %}
 
 {#- Compaction of a target in delta mode (`node`: its graph node; none: the model being run), once its delta rows
@@ -271,7 +286,8 @@
     {%- set driver = run_query('set spark.hadoop.javax.jdo.option.ConnectionDriverName').columns[1].values()[0] -%}
     {%- if driver == '<undefined>' or 'derby' in driver | lower -%}
         {%- do exceptions.raise_compiler_error(spec.owner ~ ' is in change_mode delta over ' ~ spec.columns | length
-            ~ ' columns, and its merged view ' ~ view ~ ' would be ' ~ sql | length ~ ' characters of SQL, more than '
+            ~ ' columns, and its view ' ~ view ~ ' (of the merged rows) would be ' ~ sql | length
+            ~ ' characters of SQL, more than '
             ~ 'the embedded catalog (Derby) keeps for a view (' ~ limit ~ '); nothing was written. Fix: run it on '
             ~ 'the shared catalog (target team, docs/team.md), whose PostgreSQL keeps any length, or set another '
             ~ 'change_mode on `' ~ spec.model ~ '`.') -%}
