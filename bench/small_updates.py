@@ -11,7 +11,8 @@ value for a key is its newest row's (`max_by(c, batch)`). Variants, side by side
   e  the floor a careful engineer writes by hand: one MERGE of the batch's rows (they know its number) into a
      merge-on-read table, compacted in the runs where c compacted, by the same procedures
   f  d's target with `change_mode: delta` (issue 47): a run appends its collapsed change to the table as delta rows,
-     readers read `<target>__lakeplan_merged`; the same maintenance, whose `delta_runs` (10) folds them
+     readers read `<target>__lakeplan_merged`; the same maintenance, whose `delta_runs` (10) folds them; the table
+     bucketed by the key (`bucket(8, k)` at 1M keys), the layout docs/delta-mode.md asks for
 Per run and variant: wall time (dbt's whole `dbt run --select <target>`, maintenance included), Iceberg's bytes
 and files added by the write and by maintenance (snapshot summaries), the time of a full scan afterwards (the
 checksum query: every column of every row; f's of its merged view, and of its stored rows alone,
@@ -73,11 +74,15 @@ def member_sql(target: str, member: int, reads: str) -> str:
             f"select k, {columns} from {{{{ {relation} }}}} group by k\n")  # fmt: skip
 
 
-def write_project(members: int) -> Path:
-    """One project holding every dbt variant's target and members (one parse, `--select` per variant)."""
+def write_project(members: int, keys: int) -> Path:
+    """One project holding every dbt variant's target and members (one parse, `--select` per variant). The delta
+    target is bucketed by its key, as docs/delta-mode.md asks (its merged read joins bucket by bucket): 8 buckets at
+    1M keys, fewer below (`keys`: the largest size), so that a small run writes a file or two, not eight."""
     columns = "\n".join(f"      - {{name: {n}, data_type: bigint}}" for n in ["k", *names(members)])
     models = []
     for target, _, config in TARGETS.values():
+        if config.get("change_mode") == "delta":
+            config = {**config, "partition_by": f"['bucket({min(8, max(1, keys // 125_000))}, k)']"}
         settings = ", ".join(f"{key}: {value}" for key, value in {"unique_key": "k", **config}.items())
         models.append(f"  - name: {target}\n    config: {{{settings}}}\n    columns:\n{columns}")
     tables = ", ".join(f"{{name: src_{m:02d}}}" for m in range(members))
@@ -388,7 +393,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
         args.keys, args.members, args.runs, args.change, args.fractions = [2000], 2, 1, 0.02, []
         args.keys = [2000, 4000] if args.changed_keys else [2000]
     spark = spark_session(spark)
-    project = write_project(args.members)
+    project = write_project(args.members, max(args.keys))
     from common import dbt
 
     dbt(project, "parse")  # a scheduled pipeline has its previous run's manifest
