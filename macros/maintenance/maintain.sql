@@ -111,8 +111,9 @@
         {%- do lakeplan.lakeplan_settle_consumed(relation) -%}
         {%- do lakeplan.lakeplan_maintenance_expire(relation, state, settings, said, readers, failures) -%}
     {%- endif -%}
-    {%- set idle = ([] if compacted else ['compaction: ' ~ [figures.small_files, figures.deleted, figures.delete_files]
-        | join(', ')]) + ([] if state.expirable else
+    {#- under change_mode delta the fold compacts, not a threshold here -#}
+    {%- set idle = ([] if compacted or not settings.rewrites_data_files else ['compaction: ' ~ [figures.small_files,
+        figures.deleted, figures.delete_files] | join(', ')]) + ([] if state.expirable else
         ['snapshot expiry: none older than ' ~ state.expire_before ~ ' beyond the last ' ~ settings.keep_snapshots]) -%}
     {%- if idle and not failures -%}
         {%- do log(said ~ 'no threshold crossed for ' ~ idle | join('; nor for ') ~ '.', info=orphans) -%}
@@ -144,7 +145,8 @@
     {%- set by_share = state.deleted_share >= settings.deleted_share -%}
     {%- set many_deletes = state.delete_files >= settings.delete_files -%}
     {%- set applies_deletes = by_share or (many_deletes and not positional) -%}
-    {%- set compacts_data = applies_deletes or state.small_files >= settings.small_files -%}
+    {%- set compacts_data = settings.rewrites_data_files
+        and (applies_deletes or state.small_files >= settings.small_files) -%}
     {%- set drops_applied = positional and (compacts_data and state.delete_files > 0 or state.dead_delete_files > 0) -%}
     {%- set compacts_deletes = drops_applied or (many_deletes and positional) -%}
     {%- set due = figures.deleted if by_share else figures.delete_files ~ ', applied: the table has a map or array '

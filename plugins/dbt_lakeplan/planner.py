@@ -306,7 +306,8 @@ def _maintenance(node, settings: ModelSettings, is_member: bool, found: list[str
                      "`delta_runs`.")  # fmt: skip
     target_bytes = maintenance.target_file_mib * 2**20
     return MaintenancePlan(**maintenance.model_dump(), target_file_bytes=target_bytes,
-                           small_file_bytes=int(target_bytes * SMALL_FILE_SHARE))
+                           small_file_bytes=int(target_bytes * SMALL_FILE_SHARE),
+                           rewrites_data_files=settings.change_mode != "delta")
 
 
 def _upsert(node, settings: ModelSettings, found: list[str]) -> UpsertPlan:

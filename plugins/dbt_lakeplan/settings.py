@@ -128,7 +128,8 @@ class Maintenance(BaseModel):
         512, "the size of the data files compaction writes (`rewrite_data_files`' `target-file-size-bytes`); a data "
         "file under 75% of it is small", False, 128)
     small_files: Annotated[StrictInt, Field(ge=2, le=2**31 - 1)] = setting(
-        20, "compact data files (`rewrite_data_files`) when the table holds at least this many small ones", False, 50)
+        20, "compact data files (`rewrite_data_files`) when the table holds at least this many small ones (not under "
+        "`change_mode: delta`, whose fold compacts: `delta_runs`)", False, 50)
     deleted_share: Annotated[float, Field(gt=0, le=1)] = setting(
         0.1, "compact the data files that have deletes, applying them (`rewrite_data_files`, then "
         "`rewrite_position_delete_files`), when the rows its delete files delete are at least this share of its data "
