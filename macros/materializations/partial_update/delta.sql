@@ -120,6 +120,19 @@
     {{ return('select ' ~ values | join(',\n    ') ~ '\nfrom ' ~ source ~ ' as lakeplan_change') }}
 {% endmacro %}
 
+{#- SQL: whether a delta row's write group wrote `column` (the MERGE updates only those columns). Where its written
+    flag is the group's (lakeplan_delta_rows_sql: outside sequence groups, under a rule that lets no written NULL
+    overwrite), that one field; else the name looked up in `lakeplan_wrote`, a scan of every written column's name
+    for each column and delta row (at 120 columns, most of the fold's time). -#}
+{% macro lakeplan_delta_wrote(column, spec) %}
+    {%- set name = column.name | lower -%}
+    {%- set rule = spec.merge_rules[spec.rules[name]] if name in spec.rules else none -%}
+    {%- if not spec.grouped.get(name) and not (rule and rule.null_overwrites) -%}
+        {{ return('lakeplan_change.' ~ lakeplan.lakeplan_quote('lakeplan_written_' ~ column.name)) }}
+    {%- endif -%}
+    {{ return('array_contains(lakeplan_change.lakeplan_wrote, ' ~ lakeplan.lakeplan_string_literal(name) ~ ')') }}
+{% endmacro %}
+
 {#- A key's row as the fold carries it: a struct of the target's columns (`row`: the alias they are read from), NULL
     where the key has no row. -#}
 {% macro lakeplan_delta_row(spec, row) %}
@@ -139,8 +152,7 @@
         {%- set name = lakeplan.lakeplan_quote(column.name) -%}
         {%- set value = 'lakeplan_table.' ~ name -%}
         {%- if column.name | lower not in spec.unique_key | map('lower') | list -%}
-            {%- set value = 'if(array_contains(lakeplan_change.lakeplan_wrote, '
-                ~ lakeplan.lakeplan_string_literal(column.name | lower) ~ '), '
+            {%- set value = 'if(' ~ lakeplan.lakeplan_delta_wrote(column, spec) ~ ', '
                 ~ lakeplan.lakeplan_partial_update_combined(column, spec) ~ ', ' ~ value ~ ')' -%}
         {%- endif -%}
         {%- do fields.append(lakeplan.lakeplan_string_literal(column.name) ~ ', cast(' ~ value ~ ' as '
