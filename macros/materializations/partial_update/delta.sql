@@ -133,8 +133,8 @@
     {{ return('array_contains(lakeplan_change.lakeplan_wrote, ' ~ lakeplan.lakeplan_string_literal(name) ~ ')') }}
 {% endmacro %}
 
-{#- A key's row as the fold carries it: a struct of the target's columns (`row`: the alias they are read from), NULL
-    where the key has no row. -#}
+{#- A delta row's declared columns as the fold carries a key's row (`row`: the alias they are read from): where a
+    delete, or a key the stored rows lack, makes the row start anew from the change. -#}
 {% macro lakeplan_delta_row(spec, row) %}
     {%- set fields = [] -%}
     {%- for column in spec.columns -%}
