@@ -54,7 +54,7 @@
             ~ 'as the key: ' ~ columns | join(', ') ~ '.') -%}
     {%- endif -%}
     {#- one read of the input's snapshots gives where it is now and what led there -#}
-    {%- set since = lakeplan.lakeplan_lineage(relation) -%}
+    {%- set since = lakeplan.lakeplan_input_lineage(relation) -%}
     {%- set current = since[-1].id if since else none -%}
     {%- set consumer = lakeplan.lakeplan_consumer() -%}
     {%- if consumer is not none and not consumer.is_view and not flags.FULL_REFRESH
@@ -279,31 +279,74 @@
     removes_rows}], the last the one its main branch is at ([] before its first write); `delete_files`: how many the
     table held at that snapshot; `changes_rows`: whether it added or removed a row; `removes_rows`: whether it removed
     (or rewrote) one. A compaction (`replace`) only moves rows between files, and Iceberg commits an empty `overwrite`
-    for a MERGE that matched nothing. One query: the table's snapshots with the head of `main`, whose parents,
-    followed back, are the lineage. -#}
+    for a MERGE that matched nothing. -#}
 {% macro lakeplan_lineage(relation) %}
-    {%- set snapshots, chain = {}, [] -%}
+    {{ return(lakeplan.lakeplan_lineages([relation])[lakeplan.lakeplan_relation_name(relation)]) }}
+{% endmacro %}
+
+{#- lakeplan_lineage of each of `relations`, {lakeplan_relation_name: lineage}, in one query: each table's snapshots
+    with the head of its `main`, whose parents, followed back, are the lineage. -#}
+{% macro lakeplan_lineages(relations) %}
     {#- Iceberg's summary leaves out a count that is 0; one without totals (another writer's) may have changed rows -#}
     {%- set counted = "(summary['total-records'] is null or exists(array(%s), counted -> "
         ~ "cast(coalesce(summary[counted], '0') as bigint) > 0))" -%}
     {%- set removes = "'deleted-records', 'added-position-deletes', 'added-equality-deletes', 'added-dvs'" -%}
-    {%- for row in run_query("select snapshot_id, parent_id, operation, coalesce(summary['total-delete-files'], '0'), "
-        ~ '(select snapshot_id from ' ~ relation ~ ".refs where name = 'main'), operation != 'replace' and "
-        ~ counted | format("'added-records', " ~ removes) ~ ", operation not in ('append', 'replace') and "
-        ~ counted | format(removes) ~ ' from ' ~ relation ~ '.snapshots').rows -%}
-        {%- do snapshots.update({row[0] | int: {'id': row[0] | int, 'parent': none if row[1] is none else row[1] | int,
-            'operation': row[2], 'delete_files': row[3] | int, 'changes_rows': row[5], 'removes_rows': row[6]}}) -%}
-        {%- if not chain and row[4] is not none -%}{%- do chain.append(row[4] | int) -%}{%- endif -%}
+    {%- set snapshots, heads, queries = {}, {}, [] -%}
+    {%- for relation in relations -%}
+        {%- set name = lakeplan.lakeplan_relation_name(relation) -%}
+        {%- do snapshots.update({name: {}}) -%}
+        {%- do queries.append('select ' ~ lakeplan.lakeplan_string_literal(name)
+            ~ ", snapshot_id, parent_id, operation, coalesce(summary['total-delete-files'], '0'), "
+            ~ '(select snapshot_id from ' ~ relation ~ ".refs where name = 'main'), operation != 'replace' and "
+            ~ counted | format("'added-records', " ~ removes) ~ ", operation not in ('append', 'replace') and "
+            ~ counted | format(removes) ~ ' from ' ~ relation ~ '.snapshots') -%}
     {%- endfor -%}
-    {#- a parent expired from the table's history ends the lineage -#}
-    {%- for step in snapshots if chain and chain[-1] in snapshots -%}
-        {%- do chain.append(snapshots[chain[-1]].parent) -%}
+    {%- for row in run_query(queries | join('\nunion all\n')).rows -%}
+        {%- do snapshots[row[0]].update({row[1] | int: {'id': row[1] | int, 'parent': none if row[2] is none
+            else row[2] | int, 'operation': row[3], 'delete_files': row[4] | int, 'changes_rows': row[6],
+            'removes_rows': row[7]}}) -%}
+        {%- if row[0] not in heads and row[5] is not none -%}
+            {%- do heads.update({row[0]: row[5] | int}) -%}
+        {%- endif -%}
     {%- endfor -%}
-    {%- set lineage = [] -%}
-    {%- for id in chain | reverse if id in snapshots -%}
-        {%- do lineage.append(snapshots[id]) -%}
+    {%- set lineages = {} -%}
+    {%- for name, by_id in snapshots.items() -%}
+        {%- set chain = [heads[name]] if name in heads else [] -%}
+        {#- a parent expired from the table's history ends the lineage -#}
+        {%- for step in by_id if chain and chain[-1] in by_id -%}
+            {%- do chain.append(by_id[chain[-1]].parent) -%}
+        {%- endfor -%}
+        {%- set lineage = [] -%}
+        {%- for id in chain | reverse if id in by_id -%}
+            {%- do lineage.append(by_id[id]) -%}
+        {%- endfor -%}
+        {%- do lineages.update({name: lineage}) -%}
     {%- endfor -%}
-    {{ return(lineage) }}
+    {{ return(lineages) }}
+{% endmacro %}
+
+{#- lakeplan_lineage of `relation`, an input the model being compiled reads with new_rows or changed_keys. The first
+    such read of a write reads the lineages of every Iceberg table the write reads (a target's through its members) in
+    one query: ten members that read an input each asked ten queries before. Each is handed out once, to its own
+    read; a table the first read did not know as Iceberg is read alone. -#}
+{% macro lakeplan_input_lineage(relation) %}
+    {%- set plan = lakeplan.lakeplan_plan() -%}
+    {%- set writer = plan.member_of.target if plan.get('member_of') else model.name -%}
+    {%- set read = lakeplan.lakeplan_invocation_cache('lakeplan_input_lineages') -%}
+    {%- if writer not in read -%}
+        {%- set node = (graph.nodes.values() | selectattr('name', 'equalto', writer)
+            | selectattr('resource_type', 'equalto', 'model') | first) if plan.get('member_of') else model -%}
+        {%- set inputs = [] -%}
+        {%- for unique_id in lakeplan.lakeplan_plan(node).reads -%}
+            {%- set read_node = graph.nodes.get(unique_id) or graph.sources.get(unique_id) -%}
+            {%- set input = adapter.get_relation(database=read_node.database, schema=read_node.schema,
+                identifier=read_node.identifier or read_node.alias) if read_node else none -%}
+            {%- if input is not none and input.is_iceberg -%}{%- do inputs.append(input) -%}{%- endif -%}
+        {%- endfor -%}
+        {%- do read.update({writer: lakeplan.lakeplan_lineages(inputs) if inputs else {}}) -%}
+    {%- endif -%}
+    {%- set name = lakeplan.lakeplan_relation_name(relation) -%}
+    {{ return(read[writer].pop(name) if name in read[writer] else lakeplan.lakeplan_lineage(relation)) }}
 {% endmacro %}
 
 {#- The inputs a model's (or member's) SQL `text` reads whole with new_rows or changed_keys, from the comments

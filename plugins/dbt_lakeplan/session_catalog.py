@@ -17,9 +17,14 @@ def running_conf_dir() -> str | None:
     from pyspark import SparkContext
 
     active = SparkContext._active_spark_context
-    if active is None:
-        return None
-    return active.getConf().get(CONF_DIR_SETTING, os.environ.get("SPARK_CONF_DIR"))
+    return None if active is None else _started_with(active)
+
+
+@functools.lru_cache(maxsize=1)
+def _started_with(context) -> str | None:
+    """The settings folder `context` started with. A running context's settings do not change, so each context's are
+    read once: `getConf()` copies every setting through py4j, 18 ms before each of a write's ~60 statements."""
+    return context.getConf().get(CONF_DIR_SETTING, os.environ.get("SPARK_CONF_DIR"))
 
 
 def _with_targets_conf_dir(execute):
