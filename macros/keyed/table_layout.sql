@@ -1,5 +1,5 @@
-{#- The bucketing of a real table, read from DESCRIBE TABLE EXTENDED:
-    {bucketed_by: [...] or none, buckets: N or none, text: a readable description}.
+{#- The bucketing of a real table, read from DESCRIBE TABLE EXTENDED: {bucketed_by: [...] or none, buckets: N or
+    none, text: a readable description, transforms: its Iceberg partition transforms as Spark writes them}.
     Iceberg: one `bucket(N, col)` partition transform. Spark datasource tables: Bucket Columns / Num Buckets. -#}
 {% macro lakeplan_table_layout(relation) %}
     {%- set rows = run_query('describe table extended ' ~ relation).rows -%}
@@ -17,7 +17,7 @@
         {%- set columns = quoted | map('replace', '``', '`') | list -%}
         {%- set buckets = details['Num Buckets'] | int -%}
         {{ return({'bucketed_by': columns, 'buckets': buckets,
-                   'text': 'bucketed by ' ~ columns | tojson ~ ' into ' ~ buckets ~ ' buckets'}) }}
+                   'text': 'bucketed by ' ~ columns | tojson ~ ' into ' ~ buckets ~ ' buckets', 'transforms': []}) }}
     {%- endif -%}
     {%- set bucket_transforms = [] -%}
     {%- for transform in transforms if transform.startswith('bucket(') -%}
@@ -27,10 +27,11 @@
         {%- set parsed = modules.re.match('^bucket\\(([0-9]+), *(.+)\\)$', bucket_transforms[0]) -%}
         {%- set column = parsed.group(2).strip('`') -%}
         {{ return({'bucketed_by': [column], 'buckets': parsed.group(1) | int,
-                   'text': 'bucketed by ' ~ [column] | tojson ~ ' into ' ~ parsed.group(1) ~ ' buckets'}) }}
+                   'text': 'bucketed by ' ~ [column] | tojson ~ ' into ' ~ parsed.group(1) ~ ' buckets',
+                   'transforms': transforms}) }}
     {%- endif -%}
     {%- set text = 'partitioned by ' ~ transforms | join(', ') if transforms else 'not bucketed or partitioned' -%}
-    {{ return({'bucketed_by': none, 'buckets': none, 'text': text}) }}
+    {{ return({'bucketed_by': none, 'buckets': none, 'text': text, 'transforms': transforms}) }}
 {% endmacro %}
 
 {#- Raises unless the table's real layout is exactly the declared keyed layout: never a silent wrong answer.

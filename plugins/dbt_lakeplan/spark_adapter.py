@@ -100,6 +100,10 @@ NOT_BUILT = re.compile(r"\[(?:TABLE_OR_VIEW|SCHEMA)_NOT_FOUND\]")
 STAGED_SOURCE = re.compile(r"^\s*-- stage source (`[^`\n]*`) from ([^\n]*)$", re.MULTILINE)
 # what Spark says of an external table's location without data files (removed by `make clean`, never generated)
 NO_DATA_FILES = re.compile(r"\[(?:UNABLE_TO_INFER_SCHEMA|PATH_NOT_FOUND)\]")
+# what Iceberg says of a table two of whose partition fields share a name: a REPLACE TABLE changed a bucket count or
+# a truncate width (lakeplan_check_partition_widths refuses that rebuild; a table rebuilt so before keeps both)
+SAME_PARTITION_NAME = re.compile(r"Invalid schema: multiple fields for name partition\.(\S+): \d+ and \d+")
+METADATA_TABLE = re.compile(r"([\w`.]+)\.(?:(?:all_)?(?:data_|delete_)?files|partitions|entries|manifests)\b")
 
 
 def with_table_format(information: str) -> str:
@@ -135,6 +139,15 @@ def about_the_statement(sentence: str, sql: str, raw: str = "") -> str:
         return (f"Source {source} has no data files at {location} (its `external.location`), so it cannot be read. "
                 "Fix: generate them (the template's example: `make data`) or correct that location. "
                 f"(Spark: {sentence})")
+    same_name = SAME_PARTITION_NAME.search(sentence)
+    if same_name is not None:
+        read = METADATA_TABLE.search(sql)
+        table, drop = (read.group(1), f"`drop table {read.group(1)}`") if read else ("a table this statement reads",
+                                                                                     "`drop table`")
+        return (f"Iceberg cannot read the metadata of {table}: two of its partition fields are named "
+                f"`{same_name.group(1)}`, as a rebuild that changed a bucket count or a truncate width (a "
+                f"--full-refresh) leaves them. Fix: drop the table ({drop}) and build it again (`dbt run -s <its "
+                f"model> --full-refresh`). (Iceberg: {sentence})")
     return about_the_write(sentence, sql, raw)
 
 

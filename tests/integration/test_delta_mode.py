@@ -51,7 +51,8 @@ def last_commit(spark, table) -> dict:
 
 def test_the_merged_view_holds_the_in_place_rows_after_every_run_and_the_stored_rows_are_not_rewritten(make_project, spark):
     # bucketed by the key: the merged view folds without a shuffle
-    files = {**COUNTERS, **twin(COUNTERS, "counters", config=', "partition_by": ["bucket(4, id)"]'),
+    buckets = f"bucket({{{{ {env_value('buckets', 4)} }}}}, id)"
+    files = {**COUNTERS, **twin(COUNTERS, "counters", config=f', "partition_by": ["{buckets}"]'),
              "models/reads_counters.sql": "select * from {{ ref('counters_delta') }}"}
     project = make_project("delta_mode", files)
     table, merged = f"{SCHEMA}.counters", f"{SCHEMA}.counters_delta__lakeplan_merged"
@@ -73,6 +74,13 @@ def test_the_merged_view_holds_the_in_place_rows_after_every_run_and_the_stored_
     # the stored rows read once and not shuffled: joined bucket by bucket with the delta rows, hashed
     assert "groupedBy=id_bucket" in plan and "Exchange" not in plan, plan
     assert "ShuffledHashJoin" in plan and "FullOuter, BuildRight" in plan and "LeftAnti" not in plan, plan
+    # a rebuild with another bucket count stops before it writes: Iceberg would name both fields id_bucket
+    log = project.fail("run", "--full-refresh", "-s", "counters_delta", step=2, buckets=8)
+    assert ("`counters_delta` sets partition_by (bucket(8, id)), but its table lakeplan_delta_mode.counters_delta is "
+            "partitioned by bucket(4, id)") in log, log
+    assert "Fix: drop the table first (`drop table lakeplan_delta_mode.counters_delta`)" in log
+    assert snapshots(spark, f"{SCHEMA}.counters_delta") == before + 1
+    assert rows(spark, merged) == AFTER_SECOND_RUN
 
 
 def test_sequence_groups_fold_as_they_merge(make_project, spark):

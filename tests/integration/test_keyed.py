@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.conftest import env_value
 from tests.spark_plans import exchanges, executed_plan
 
 ORDERS = "order_id,customer_id,amount\n" + "".join(f"{i},{i % 37},{(i * 7) % 101}.5\n" for i in range(1, 400))
@@ -33,6 +34,10 @@ FILES = {
     "models/orders_keyed.sql": keyed(4) + "select * from {{ ref('orders_seed') }}",
     "models/payments_keyed.sql": keyed(4) + "select * from {{ ref('payments_seed') }}",
     "models/payments_keyed_8.sql": keyed(8) + "select * from {{ ref('payments_seed') }}",
+    "models/regrouped.sql": (
+        f"{{{{ config(materialized='table', keyed_by=['customer_id'], key_groups={env_value('groups', 4)} | int) }}}}\n"
+        "select * from {{ ref('payments_seed') }}"
+    ),
     "models/orders_plain.sql": "{{ config(materialized='table') }}\nselect * from {{ ref('orders_seed') }}",
     "models/payments_plain.sql": "{{ config(materialized='table') }}\nselect * from {{ ref('payments_seed') }}",
     "models/joined_mismatch.sql": (
@@ -148,3 +153,20 @@ def test_keyed_declarations_that_cannot_hold_stop_the_parse(make_project):
     assert "source `lake.half_declared` sets only one of `pre_keyed_by` (['customer_id']) and `key_groups` (None)" in log
     assert "source `lake.parallel_other` is pre-keyed into 4 key groups but sets scan_parallelism 3" in log
     assert "model `two_keys` sets keyed_by ['a', 'b'], materialized as table" in log and "Fix: key the model by one column" in log
+
+
+def test_a_rebuild_with_another_bucket_count_stops_before_it_writes_and_names_the_way_that_works(project, spark):
+    # Iceberg names the new bucket field as the old (customer_id_bucket): its metadata tables could no longer be read
+    table = "lakeplan_keyed.regrouped"
+    before = spark.sql(f"select count(*) from {table}.snapshots").first()[0]
+    log = project.fail("run", "-s", "regrouped", groups=8)
+    assert ("`regrouped` sets key_groups 8 (bucket(8, `customer_id`)), but its table lakeplan_keyed.regrouped is "
+            "partitioned by bucket(4, customer_id)") in log, log
+    assert ("nothing was written. Fix: drop the table first (`drop table lakeplan_keyed.regrouped`), then run "
+            "`dbt run -s regrouped --full-refresh`; or keep bucket(4, customer_id).") in log, log
+    assert spark.sql(f"select count(*) from {table}.snapshots").first()[0] == before
+    assert spark.sql(f"select count(*) from {table}.data_files").first()[0] > 0  # its metadata reads as before
+    spark.sql(f"drop table {table}")
+    project.run("run", "-s", "regrouped", "--full-refresh", groups=8)
+    assert "bucket(8, customer_id)" in [row.data_type for row in spark.sql(f"describe table extended {table}").collect()]
+    project.run("run", "-s", "regrouped", groups=8)  # the same width again: nothing to refuse

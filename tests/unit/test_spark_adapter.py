@@ -187,3 +187,18 @@ def test_a_source_without_data_files_is_named_with_its_location_and_the_fix():
     assert told.startswith("Source `tpch.orders` has no data files at /data/orders.parquet") and "Fix: " in told
     assert about_the_statement(sentence, "create table t using parquet location '/x'") == sentence  # not a staged source
     assert about_the_statement("[TABLE_OR_VIEW_NOT_FOUND] x", sql) == "[TABLE_OR_VIEW_NOT_FOUND] x"
+
+
+SAME_NAME = "Invalid schema: multiple fields for name partition.k_bucket: 1000 and 1001"
+
+
+def test_a_table_with_two_partition_fields_of_one_name_is_named_with_the_fix():
+    sql = ("with data_files as (select file_size_in_bytes from lakeplan_bench.wide_f.data_files)\n"
+           "select count(*) from data_files")
+    message = about_the_statement(SAME_NAME, sql)
+    assert message.startswith("Iceberg cannot read the metadata of lakeplan_bench.wide_f: two of its partition "
+                              "fields are named `k_bucket`")
+    assert "Fix: drop the table (`drop table lakeplan_bench.wide_f`) and build it again" in message
+    assert message.endswith(f"(Iceberg: {SAME_NAME})")
+    assert about_the_statement(SAME_NAME, "select 1").startswith(
+        "Iceberg cannot read the metadata of a table this statement reads")

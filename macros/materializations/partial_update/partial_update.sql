@@ -51,6 +51,9 @@
     {%- do lakeplan.lakeplan_validate_tombstone_sequence(write_groups, spec) -%}
     {%- do lakeplan.lakeplan_check_whole_reads(write_groups, spec) -%}
     {%- set creates = existing is none or existing.is_view or lakeplan.should_full_refresh() -%}
+    {%- if creates and existing is not none and not existing.is_view -%}
+        {%- do lakeplan.lakeplan_check_partition_widths(existing) -%}
+    {%- endif -%}
     {#- the table is created with the declared types and every member value is cast to them (checked above): an
         enforced contract adds that a kept table holds those types (its error first: it names the contract), or
         narrower ones Iceberg widens in place, which a write (not compile, not --empty) widens before it writes -#}
