@@ -227,10 +227,13 @@
     {%- set row = run_query(measured).rows[0] -%}
     {%- set data_rows, deleted_rows = row[1] | int, row[2] | int -%}
     {%- set nested = [] -%}
-    {%- for column in adapter.get_columns_in_relation(relation)
-        if modules.re.search('(map|array)<', column.dtype | lower) -%}
-        {%- do nested.append(column.name) -%}
-    {%- endfor -%}
+    {#- which procedure compacts delete files matters only where there are some (a describe less after most writes) -#}
+    {%- if row[3] | int > 0 or row[7] | int > 0 -%}
+        {%- for column in adapter.get_columns_in_relation(relation)
+            if modules.re.search('(map|array)<', column.dtype | lower) -%}
+            {%- do nested.append(column.name) -%}
+        {%- endfor -%}
+    {%- endif -%}
     {{ return({'small_files': row[0] | int, 'deleted_share': (deleted_rows / data_rows) if data_rows else 0,
         'delete_files': row[3] | int, 'dead_delete_files': row[7] | int, 'expirable': row[4] | int > 0,
         'expire_before': row[5], 'orphans_before': row[6], 'positional': nested == []}) }}

@@ -62,7 +62,8 @@
     {%- if additions -%}
         {%- do statements.append('alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
     {%- endif -%}
-    {%- if lakeplan.lakeplan_read_table_properties(target).get('format-version') != '3' -%}
+    {#- as this run first read them (new_rows): only a write of this run's would have changed the format since -#}
+    {%- if lakeplan.lakeplan_table_properties(target).get('format-version') != '3' -%}
         {%- do statements.append('alter table ' ~ target ~ " set tblproperties ('format-version' = '3')") -%}
     {%- endif -%}
     {{ return(statements) }}
