@@ -42,7 +42,10 @@ from common import write_project as write_project_files
 
 COLUMNS = 12
 SERIES = ("a", "b", "c", "d", "e", "f")
-MODES = {"copy_on_write": "sw_cow", "merge_on_read": "sw_mor", "auto": "sw_auto"}
+MODES = {"copy_on_write": "sw_cow", "merge_on_read": "sw_mor", "auto": "sw_auto", "delta": "sw_delta"}
+# the sweep's delta target folds only when the bench asks (lakeplan_maintain, untimed, before each batch): its write
+# is timed alone, as the other targets' writes without their compaction
+SWEEP_DELTA = {"change_mode": "delta", "maintenance": {"after_write": False, "delta_runs": 1}}
 # c's and d's upkeep, what a team would set for a table written 1% at a time: apply the deletes once they hide 10%
 # of the rows (with keys spread over the table every data file holds some), merge delete files once there are 10
 MAINTENANCE = {"deleted_share": 0.1, "delete_files": 10, "small_files": 10, "target_file_mib": 128}
@@ -52,7 +55,7 @@ TARGETS = {  # dbt variant -> (its target, how its members read their input, its
     "c": ("wide_c", "new", {"change_mode": "merge_on_read", "maintenance": MAINTENANCE}),
     "d": ("wide_d", "new", {"change_mode": "auto", "maintenance": MAINTENANCE}),
     "f": ("wide_f", "new", {"change_mode": "delta", "maintenance": MAINTENANCE}),
-    **{mode: (table, "new", {"change_mode": mode}) for mode, table in MODES.items()},
+    **{mode: (table, "new", SWEEP_DELTA if mode == "delta" else {"change_mode": mode}) for mode, table in MODES.items()},
 }
 MOR = {f"write.{action}.mode": "merge-on-read" for action in ("merge", "update", "delete")}
 
@@ -261,19 +264,26 @@ def series(spark, project: Path, members: int, keys: int, runs: int, change: flo
 
 def sweep(spark, project: Path, members: int, keys: int, fractions: list[float], repeats: int,
           first_batch: int) -> list[dict]:
-    """`auto` against both forced modes: per fraction and repeat, a batch of that share of the keys into three
-    targets that start alike (each compacted, untimed, before the batch)."""
+    """`auto` against both forced modes and the delta mode: per fraction and repeat, a batch of that share of the
+    keys into four targets that start alike (each compacted, untimed, before the batch; the delta target's rows
+    folded); a delta target's scan reads its merged view."""
+    from common import dbt
+
     for table in MODES.values():
+        drop_table(spark, f"{SCHEMA}.{table}")
         run_dbt(project, table, "--full-refresh")
     results, batch = [], first_batch
     for fraction in fractions:
         for repeat in range(repeats):
-            for table in MODES.values():
-                compact(spark, f"{SCHEMA}.{table}")
+            for mode, table in MODES.items():
+                if delta_mode(mode):
+                    dbt(project, "run-operation", "lakeplan_maintain", "--args", f"{{select: {table}}}")
+                else:
+                    compact(spark, f"{SCHEMA}.{table}")
             changed = append_batch(spark, members, keys, batch, fraction)
-            order = list(MODES)[repeat % 3:] + list(MODES)[: repeat % 3]
+            order = list(MODES)[repeat % len(MODES):] + list(MODES)[: repeat % len(MODES)]
             by = {mode: run_variant(spark, project, members, mode, batch, None) for mode in order}
-            scanned = {mode: scan(spark, f"{SCHEMA}.{MODES[mode]}", members) for mode in MODES}
+            scanned = {mode: scan(spark, read_of(mode), members) for mode in MODES}
             same = len({tuple(found) for _, found in scanned.values()}) == 1
             results += [{**by[mode], "fraction": fraction, "repeat": repeat, "keys": keys, "changed_keys": changed,
                          "scan_seconds": round(scanned[mode][0], 3), "same_contents": same} for mode in MODES]  # fmt: skip
@@ -345,12 +355,14 @@ def sweep_table(runs: list[dict]) -> str:
             lines.append([
                 f"{keys:,}", f"{100 * fraction:g}%", f"{of['auto'][0]['changed_keys']:,}", f"{seconds['copy_on_write']:.1f}",
                 f"{seconds['merge_on_read']:.1f}", f"{seconds['auto']:.1f}", " / ".join(chose),
-                f"{seconds['auto'] / best:.2f}x", f"{scans['copy_on_write']:.1f} / {scans['merge_on_read']:.1f}",
+                f"{seconds['auto'] / best:.2f}x", f"{seconds['delta']:.1f}", f"{seconds['delta'] / best:.2f}x",
+                f"{scans['copy_on_write']:.1f} / {scans['merge_on_read']:.1f} / {scans['delta']:.1f}",
                 "yes" if all(r["same_contents"] for rows in of.values() for r in rows) else "NO",
             ])  # fmt: skip
     return markdown_table(
         ["keys", "changed", "changed keys", "copy_on_write s", "merge_on_read s", "auto s", "auto chose",
-         "auto / better forced", "scan after, copy_on_write / merge_on_read s", "same rows"], lines)  # fmt: skip
+         "auto / better forced", "delta s (write, no fold)", "delta / better forced",
+         "scan after, copy_on_write / merge_on_read / delta (merged) s", "same rows"], lines)  # fmt: skip
 
 
 def chart(runs: list[dict], change: str, path: Path) -> None:
