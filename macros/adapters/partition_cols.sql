@@ -36,8 +36,9 @@
         {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` sets ' ~ setting ~ ' (' ~ transform.text
             ~ '), but its table ' ~ relation ~ ' is partitioned by ' ~ stored[field].text ~ ': Iceberg would give the new partition field the old '
             ~ "one's name (`" ~ field ~ '`) and could then no longer read the table\'s metadata, so nothing was '
-            ~ 'written. Fix: drop the table first (`drop table ' ~ relation ~ '`), then run `dbt run -s ' ~ model.name
-            ~ ' --full-refresh`; or keep ' ~ stored[field].text ~ '.') -%}
+            ~ 'written. Fix: drop the table first (`drop table ' ~ relation ~ '`, e.g. `spark-sql -e "drop table '
+            ~ relation ~ '"` in the activated venv), then run `dbt run -s ' ~ model.name ~ ' --full-refresh`; or keep '
+            ~ stored[field].text ~ '.') -%}
     {%- endfor -%}
 {% endmacro %}
 

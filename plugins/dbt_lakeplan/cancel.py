@@ -49,7 +49,7 @@ def node_name(unique_id: str | None) -> str:
 def cancelled_sentence(unique_id: str | None) -> str:
     name = node_name(unique_id)
     return (f"`{name}` was cancelled before its write committed: lakeplan starts no statement of a model after dbt "
-            f"cancels it and stops the Spark jobs of the one running, so the table `{name}` writes is as it was. "
+            f"cancels it and stops the Spark jobs of the one running, so the table `{name}` writes is unchanged. "
             "Fix: run it again.")
 
 

@@ -142,8 +142,8 @@ def about_the_statement(sentence: str, sql: str, raw: str = "") -> str:
     same_name = SAME_PARTITION_NAME.search(sentence)
     if same_name is not None:
         read = METADATA_TABLE.search(sql)
-        table, drop = (read.group(1), f"`drop table {read.group(1)}`") if read else ("a table this statement reads",
-                                                                                     "`drop table`")
+        table, drop = (read.group(1), f"`spark-sql -e 'drop table {read.group(1)}'` in the activated venv") if read \
+            else ("a table this statement reads", "`drop table`")
         return (f"Iceberg cannot read the metadata of {table}: two of its partition fields are named "
                 f"`{same_name.group(1)}`, as a rebuild that changed a bucket count or a truncate width (a "
                 f"--full-refresh) leaves them. Fix: drop the table ({drop}) and build it again (`dbt run -s <its "

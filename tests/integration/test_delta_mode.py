@@ -78,7 +78,7 @@ def test_the_merged_view_holds_the_in_place_rows_after_every_run_and_the_stored_
     log = project.fail("run", "--full-refresh", "-s", "counters_delta", step=2, buckets=8)
     assert ("`counters_delta` sets partition_by (bucket(8, id)), but its table lakeplan_delta_mode.counters_delta is "
             "partitioned by bucket(4, id)") in log, log
-    assert "Fix: drop the table first (`drop table lakeplan_delta_mode.counters_delta`)" in log
+    assert "Fix: drop the table first (`drop table lakeplan_delta_mode.counters_delta`, e.g. `spark-sql -e" in log
     assert snapshots(spark, f"{SCHEMA}.counters_delta") == before + 1
     assert rows(spark, merged) == AFTER_SECOND_RUN
 

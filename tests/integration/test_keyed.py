@@ -162,8 +162,9 @@ def test_a_rebuild_with_another_bucket_count_stops_before_it_writes_and_names_th
     log = project.fail("run", "-s", "regrouped", groups=8)
     assert ("`regrouped` sets key_groups 8 (bucket(8, `customer_id`)), but its table lakeplan_keyed.regrouped is "
             "partitioned by bucket(4, customer_id)") in log, log
-    assert ("nothing was written. Fix: drop the table first (`drop table lakeplan_keyed.regrouped`), then run "
-            "`dbt run -s regrouped --full-refresh`; or keep bucket(4, customer_id).") in log, log
+    assert ("nothing was written. Fix: drop the table first (`drop table lakeplan_keyed.regrouped`, e.g. `spark-sql -e "
+            "\"drop table lakeplan_keyed.regrouped\"` in the activated venv), then run `dbt run -s regrouped "
+            "--full-refresh`; or keep bucket(4, customer_id).") in log, log
     assert spark.sql(f"select count(*) from {table}.snapshots").first()[0] == before
     assert spark.sql(f"select count(*) from {table}.data_files").first()[0] > 0  # its metadata reads as before
     spark.sql(f"drop table {table}")

@@ -198,7 +198,8 @@ def test_a_table_with_two_partition_fields_of_one_name_is_named_with_the_fix():
     message = about_the_statement(SAME_NAME, sql)
     assert message.startswith("Iceberg cannot read the metadata of lakeplan_bench.wide_f: two of its partition "
                               "fields are named `k_bucket`")
-    assert "Fix: drop the table (`drop table lakeplan_bench.wide_f`) and build it again" in message
+    assert ("Fix: drop the table (`spark-sql -e 'drop table lakeplan_bench.wide_f'` in the activated venv) and build "
+            "it again") in message
     assert message.endswith(f"(Iceberg: {SAME_NAME})")
     assert about_the_statement(SAME_NAME, "select 1").startswith(
         "Iceberg cannot read the metadata of a table this statement reads")
