@@ -13,11 +13,13 @@
     {%- set columns = [] if partition_by is none else ([partition_by] if partition_by is string else partition_by) -%}
     {#- seeds and snapshots share this clause and have no plan -#}
     {%- set keyed = lakeplan.lakeplan_plan().keyed if model.resource_type == 'model' else none -%}
-    {%- if keyed -%}
-        {%- set columns = columns
-            + ['bucket(' ~ keyed.key_groups ~ ', ' ~ lakeplan.lakeplan_quote(keyed['keys'][0]) ~ ')'] -%}
-    {%- endif -%}
+    {%- if keyed -%}{%- set columns = columns + [lakeplan.lakeplan_keyed_transform(keyed)] -%}{%- endif -%}
     {{ return(columns) }}
+{% endmacro %}
+
+{#- A keyed model's partition transform: bucket(key_groups, key). -#}
+{% macro lakeplan_keyed_transform(keyed) %}
+    {{ return('bucket(' ~ keyed.key_groups ~ ', ' ~ lakeplan.lakeplan_quote(keyed['keys'][0]) ~ ')') }}
 {% endmacro %}
 
 {#- Before the model being built replaces its existing Iceberg table `relation` (a --full-refresh; a table model's
@@ -29,12 +31,13 @@
     {%- set declared = lakeplan.lakeplan_partition_widths(lakeplan.lakeplan_partition_transforms()) -%}
     {%- if not declared -%}{{ return(none) }}{%- endif -%}
     {%- set stored = lakeplan.lakeplan_partition_widths(lakeplan.lakeplan_table_layout(relation).transforms) -%}
+    {%- set keyed = lakeplan.lakeplan_plan().keyed -%}
     {%- for field, transform in declared.items() if field in stored and stored[field].width != transform.width -%}
-        {%- set keyed = lakeplan.lakeplan_plan().keyed -%}
-        {%- set setting = 'key_groups ' ~ keyed.key_groups if keyed and transform.text == 'bucket('
-            ~ keyed.key_groups ~ ', ' ~ lakeplan.lakeplan_quote(keyed['keys'][0]) ~ ')' else 'partition_by' -%}
+        {%- set setting = 'key_groups ' ~ keyed.key_groups
+            if keyed and transform.text == lakeplan.lakeplan_keyed_transform(keyed) else 'partition_by' -%}
         {%- do exceptions.raise_compiler_error('`' ~ model.name ~ '` sets ' ~ setting ~ ' (' ~ transform.text
-            ~ '), but its table ' ~ relation ~ ' is partitioned by ' ~ stored[field].text ~ ': Iceberg would give the new partition field the old '
+            ~ '), but its table ' ~ relation ~ ' is partitioned by ' ~ stored[field].text
+            ~ ': Iceberg would give the new partition field the old '
             ~ "one's name (`" ~ field ~ '`) and could then no longer read the table\'s metadata, so nothing was '
             ~ 'written. Fix: drop the table first (`drop table ' ~ relation ~ '`, e.g. `spark-sql -e "drop table '
             ~ relation ~ '"` in the activated venv), then run `dbt run -s ' ~ model.name ~ ' --full-refresh`; or keep '
