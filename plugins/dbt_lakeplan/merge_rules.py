@@ -41,6 +41,8 @@ class Arithmetic(BaseModel):
     word: str = Field(description="what an overflow error calls the result")
     operator: str = Field(description="how the error shows the stored and the new value combined")
     result_type: str = Field(description="the type the collapse yields (`{sum_type}`, `{type}` or a type name)")
+    additive: bool = Field(False, description="the result adds up the values it folds, so that their largest "
+                           "magnitude bounds it: a delta write checks that bound before it reads a stored row")
 
 
 class ValueCheck(BaseModel):
@@ -127,7 +129,7 @@ RULES = {
         "added (NULL + x = x)",
         collapse="try_sum({signed})", combine="try_add({stored}, {change})", order_independent=True, packable=True,
         retracts=True, skips_null=True, counts_again=True,
-        arithmetic=Arithmetic(word="sum", operator="+", result_type="{sum_type}")),
+        arithmetic=Arithmetic(word="sum", operator="+", result_type="{sum_type}", additive=True)),
     "product": MergeRule(
         _is(*INTEGERS, "float", "real", "double"), "an integer or floating-point type", "product of non-NULLs",
         "multiplied (NULL × x = x)",
@@ -140,7 +142,7 @@ RULES = {
         _is(*INTEGERS), "an integer type", "how many non-NULL values; `-U`/`-D` rows subtract", "added (NULL + n = n)",
         collapse="sum(case when {signed} is not null then {sign} end)", combine="try_add({stored}, {change})",
         order_independent=True, retracts=True, skips_null=True, counts_again=True,
-        arithmetic=Arithmetic(word="count", operator="+", result_type="bigint")),
+        arithmetic=Arithmetic(word="count", operator="+", result_type="bigint", additive=True)),
     "min": MergeRule(
         _atomic, "an ordered atomic type", "smallest", "`least`",
         collapse="min({live})", combine="least({stored}, {change})", order_independent=True, packable=True),

@@ -119,6 +119,7 @@ class Types(Frozen):
     aliases: dict[str, str] = described("another name of a type -> the name Spark prints")
     bare: dict[str, str] = described("a type written without its parameters -> with Spark's defaults")
     integer_digits: dict[str, int] = described("integer type -> the decimal digits it holds")
+    largest: dict[str, int | float] = described("integer or floating-point type -> the largest magnitude it holds")
     lossless: list[tuple[str, str]] = described("casts that never lose a value, beyond the general rules")
     promotions: list[tuple[str, str]] = described("Iceberg's in-place type promotions, beyond a decimal's precision")
 

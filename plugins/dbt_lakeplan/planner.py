@@ -197,7 +197,8 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
         _check_change_mode(node, settings, found)
         sections["types"] = Types(families=spark_types.FAMILIES, casts=spark_types.CASTS, aliases=spark_types.ALIASES,
                                   bare=spark_types.BARE, integer_digits=spark_types.INTEGER_DIGITS,
-                                  lossless=spark_types.LOSSLESS, promotions=spark_types.PROMOTIONS)  # fmt: skip
+                                  largest=spark_types.LARGEST, lossless=spark_types.LOSSLESS,
+                                  promotions=spark_types.PROMOTIONS)  # fmt: skip
         if node.config.get("file_format") != "iceberg":
             found.append(f"Model `{name}` is materialized as `{materialized}` with file_format "
                          f"{node.config.get('file_format')!r}; its writes are MERGEs, which need row-level updates. Fix: "

@@ -569,6 +569,24 @@ def commit_metadata(adapter, sql: str, told: bool = False) -> str | None:
     return None
 
 
+def checked_write(adapter, sql: str, check: str, guarded: str | None, bound_crossed: str) -> tuple:
+    """A delta write whose change a `sum` could push past its column's type once folded (macros: delta.sql,
+    lakeplan_delta_write). `guarded`, the write checking each row against a bound from the table's column metrics,
+    goes first where there is one; where a row crosses it (`bound_crossed` in Spark's sentence), or there is none,
+    `check` folds the change onto the stored rows (failing as the MERGE would, naming the key) before `sql`, the
+    write itself. Its response and rows: dbt's `main` result."""
+    from dbt_common.exceptions import DbtRuntimeError
+
+    if guarded:
+        try:
+            return adapter.execute(guarded, auto_begin=False, fetch=True)
+        except DbtRuntimeError as error:
+            if bound_crossed not in str(error.msg):
+                raise
+    adapter.execute(check, auto_begin=False, fetch=True)
+    return adapter.execute(sql, auto_begin=False, fetch=True)
+
+
 def fast_forward(adapter, sql: str) -> tuple:
     """main's fast-forward to this run's branch (a write of several groups), sent again while another run's
     metadata-only commit (a tag, a property) meets it, as lakeplan's metadata commits are (concurrency.metadata_commit);
@@ -633,11 +651,13 @@ def install() -> None:
     SparkAdapter.lakeplan_attempt = attempt
     SparkAdapter.lakeplan_commit_metadata = commit_metadata
     SparkAdapter.lakeplan_fast_forward = fast_forward
+    SparkAdapter.lakeplan_checked_write = checked_write
     SparkAdapter.lakeplan_stop = stop
     SparkAdapter.lakeplan_shared_catalog = shared_catalog
     # what Jinja's `adapter` may call
     SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt", "lakeplan_commit_metadata",
-                                                           "lakeplan_fast_forward", "lakeplan_stop",
+                                                           "lakeplan_fast_forward", "lakeplan_checked_write",
+                                                           "lakeplan_stop",
                                                            "lakeplan_shared_catalog"}
 
     def build_spark_relation_list(self, row_list, relation_info_func):

@@ -39,6 +39,9 @@ BARE = {"decimal": "decimal(10,0)"}
 # A cast that never loses a value, beyond the same type and anything into string: integers into an integer or
 # decimal with as many digits, a decimal into one with as many digits on both sides of the point, and these pairs.
 INTEGER_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
+# The largest magnitude a number type holds (a decimal's follows from its precision and scale).
+LARGEST = {"tinyint": 2**7 - 1, "smallint": 2**15 - 1, "int": 2**31 - 1, "bigint": 2**63 - 1,
+           "float": 3.4028234663852886e38, "double": 1.7976931348623157e308}  # fmt: skip
 LOSSLESS = [("tinyint", "double"), ("smallint", "double"), ("int", "double"), ("float", "double"),
             ("date", "timestamp"), ("varchar", "string"), ("char", "string")]  # fmt: skip
 

@@ -6,10 +6,13 @@ import json
 import re
 import threading
 import time
+from decimal import Decimal
 
 from tests.conftest import env_value, snapshots
 from tests.integration.test_explain import explain
-from tests.integration.test_merge_rules import AFTER_FIRST_RUN, AFTER_SECOND_RUN, COUNTERS, PAIMON_RESULTS, SEQUENCE_PROJECT, by_step, select
+from tests.integration.test_merge_rules import (AFTER_FIRST_RUN, AFTER_SECOND_RUN, COUNTERS, FLOATS_PROJECT, PAIMON_RESULTS,
+                                               SEQUENCE_PROJECT, by_step, select)
+from tests.integration.test_no_silent_loss import COUNTER as SUMS
 from tests.integration.test_partial_update import IGNORE, REMOVE_RECORD, REUSE, member, rows, target_yml
 
 SCHEMA = "lakeplan_delta_mode"
@@ -220,7 +223,7 @@ def wide(name: str, columns: list[str]) -> dict[str, str]:
     values = ", ".join(f"{i} * {step} as {column}" for i, column in enumerate(columns, 1))
     return {f"models/{name}.sql": "{{ partial_update_target() }}",
             f"models/{name}.yml": target_yml(name, {"id": "bigint", **{c: "bigint" for c in columns}},
-                                             rules={columns[0]: "sum"}, change_mode="delta"),
+                                             rules={columns[0]: "sum", columns[-1]: "sum"}, change_mode="delta"),
             f"models/{name}_m.sql": member(name, f"select id, {values} from (select explode(array(1, 2)) as id)")}
 
 
@@ -231,10 +234,14 @@ def test_a_wide_target_s_merged_view_fits_the_embedded_catalog_or_is_refused_bef
     fits = [f"m{m}_c{c}" for m in range(10) for c in range(12)]
     too_long = [f"a_measure_with_a_long_name_{i:03}" for i in range(150)]
     project = make_project("delta_wide", {**wide("fits", fits), **wide("too_wide", too_long)})
-    for step in (1, 2):
-        project.run("run", "--select", "fits", step=step)
+    project.run("run", "--select", "fits", step=1)
+    # the bound on the sums reads Iceberg's column metrics, which it keeps past the 100th column when told (the 121st
+    # column, and lakeplan_delta): no stored row is read
+    result, log = project.invoke("run", "--select", "fits", step=2)
+    assert result.success and "the bound its column metrics allow" in log and "count(lakeplan_merged)" not in log, log
     merged = spark.sql("select * from lakeplan_delta_wide.fits__lakeplan_merged order by id").collect()
-    assert [row.m0_c0 for row in merged] == [3, 3] and [row.m9_c11 for row in merged] == [240, 240]  # sum; last
+    assert [row.m0_c0 for row in merged] == [3, 3] and [row.m9_c11 for row in merged] == [360, 360]  # sums
+    assert [row.m9_c10 for row in merged] == [238, 238]  # last_non_null
     log = " ".join(project.fail("run", "--select", "too_wide").split())
     assert ("partial-update target `too_wide` is in change_mode delta over 151 columns, and its "
             "view lakeplan_delta_wide.too_wide__lakeplan_folded (of the merged rows) would be") in log
@@ -317,3 +324,59 @@ def test_new_rows_apply_each_event_once_and_a_write_stopped_before_its_commit_is
     assert "`spent_delta` folded 1 run of delta rows into its stored rows" in project.shown
     project.run("run")
     assert rows(spark, merged) == rows(spark, "lakeplan_delta_rows.spent") == [(1, 8), (2, 11)]  # (2, 4) once
+
+
+def test_a_sum_that_would_overflow_the_merged_rows_stops_the_write_also_where_only_the_delta_rows_make_it(
+        make_project, spark):
+    """The in-place write refuses a sum the column cannot hold; the delta write must too, counting the delta rows not
+    folded yet: an appended change that overflowed would fail every read of the merged view after it."""
+    files = {**SUMS, **twin(SUMS, "counter", config=', "maintenance": {"delta_runs": 100}')}
+    project = make_project("delta_overflow", files)
+    table, delta = "lakeplan_delta_overflow.counter", "lakeplan_delta_overflow.counter_delta"
+    merged = f"{delta}__lakeplan_merged"
+
+    def refused(log: str, would_become: str) -> None:
+        for model in ("counter", "counter_delta"):
+            assert f"lakeplan: `{model}`.{would_become}" in log, log
+        assert (snapshots(spark, delta), rows(spark, merged)) == (before, rows(spark, table))
+
+    project.run("run")
+    # within the bound Iceberg's column metrics give (the stored 999.00 and 2, no delta rows): no stored row is read
+    result, log = project.invoke("run", add="0.00")
+    assert result.success and "the bound its column metrics allow" in log and "count(lakeplan_merged)" not in log, log
+    assert rows(spark, merged) == rows(spark, table) == [(1, Decimal("999.00"), 4)]
+    before = snapshots(spark, delta)
+    # the stored value alone: 999.00 + 5.00 does not fit decimal(5,2); 4 + 9223372036854775806 not bigint
+    refused(project.fail("run", add="5.00"), "`total` (merge rule sum) would become 999.00 + 5.00 for key {\"id\":1}")
+    refused(project.fail("run", add=0, hits=9223372036854775806, more=0),
+            "`hits` (merge rule sum) would become 4 + 9223372036854775806 for key {\"id\":1}")
+    project.run("run", add="-9.00")
+    assert rows(spark, merged) == rows(spark, table) == [(1, Decimal("990.00"), 6)]
+    # 999.00 stored + 9.99 would not fit, but the delta row's -9.00 counts: 999.99 does
+    project.run("run", add="9.99", hits=0, more=0)
+    before = snapshots(spark, delta)
+    assert rows(spark, merged) == rows(spark, table) == [(1, Decimal("999.99"), 6)]
+    # 999.00 stored + 0.01 would fit; with the delta rows' 0.00, -9.00 and +9.99 it does not
+    refused(project.fail("run", add="0.01", hits=0, more=0), "`total` (merge rule sum) would become")
+    assert spark.sql(f"select count(*) from {delta} where lakeplan_delta").collect()[0][0] == 3
+
+
+def test_a_product_and_a_double_sum_that_would_overflow_once_folded_stop_the_delta_write(make_project, spark):
+    """A `product` has no bound from its values' magnitudes (its check reads the stored rows), a double's sum
+    overflows to infinity: the delta twin stops where the in-place target does, naming the key, and appends nothing."""
+    project = make_project("delta_floats", {**FLOATS_PROJECT, **twin(FLOATS_PROJECT, "floats")})
+    table, delta = "lakeplan_delta_floats.floats", "lakeplan_delta_floats.floats_delta"
+    project.run("run", p="1e200", s="1e308")
+    project.run("run", p="2", s="-1e308", c=7)
+    before, stored = snapshots(spark, delta), rows(spark, table)
+    assert rows(spark, f"{delta}__lakeplan_merged") == stored == [(1, 2e200, 0.0, 14)]  # both members send c
+    for values, sentence in [({"p": "1e200"}, "`.`p` (merge rule product) would become 2.0E200 * 1.0E200 for key"),
+                             ({"s": "1.7e308", "p": "1"}, None), ({"s": "1.7e308"}, "`.`s` (merge rule sum) would become")]:
+        if sentence is None:  # 0.0 + 1.7e308 fits: the bound from 1e308 and -1e308 would not tell, the fold does
+            project.run("run", **values)
+            before, stored = snapshots(spark, delta), rows(spark, table)
+            continue
+        log = project.fail("run", **values)
+        assert f"lakeplan: `floats{sentence}" in log and f"lakeplan: `floats_delta{sentence}" in log, log
+        assert (snapshots(spark, delta), rows(spark, f"{delta}__lakeplan_merged")) == (before, stored)
+    assert stored == [(1, 2e200, 1.7e308, 14)]

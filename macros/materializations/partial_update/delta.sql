@@ -52,9 +52,11 @@
     {{ return(values) }}
 {% endmacro %}
 
-{#- Before a delta run (or after a rebuild): the delta columns the table lacks (`present`: its columns, lower-case),
-    and format 3 for the row lineage that orders the runs. Changes of metadata, not of rows. -#}
-{% macro lakeplan_delta_table_sql(target, spec, present) %}
+{#- Before a delta run (or after a rebuild): the delta columns the table lacks (`stored_names`: its columns' names),
+    format 3 for the row lineage that orders the runs, and the column metrics the overflow check reads
+    (lakeplan_delta_metrics_properties) where the table was made without them. Changes of metadata, not of rows. -#}
+{% macro lakeplan_delta_table_sql(target, spec, stored_names) %}
+    {%- set present = stored_names | map('lower') | list -%}
     {%- set statements, additions = [], [] -%}
     {%- for name, type in lakeplan.lakeplan_delta_columns(spec) if name | lower not in present -%}
         {%- do additions.append(lakeplan.lakeplan_quote(name) ~ ' ' ~ type) -%}
@@ -63,10 +65,41 @@
         {%- do statements.append('alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
     {%- endif -%}
     {#- as this run first read them (new_rows): only a write of this run's would have changed the format since -#}
-    {%- if lakeplan.lakeplan_table_properties(target).get('format-version') != '3' -%}
+    {%- set properties = lakeplan.lakeplan_table_properties(target) -%}
+    {%- if properties.get('format-version') != '3' -%}
         {%- do statements.append('alter table ' ~ target ~ " set tblproperties ('format-version' = '3')") -%}
     {%- endif -%}
+    {%- set metrics = {} -%}
+    {%- for key, value in lakeplan.lakeplan_delta_metrics_properties(stored_names).items() if key not in properties -%}
+        {%- do metrics.update({key: value}) -%}
+    {%- endfor -%}
+    {%- if metrics -%}
+        {%- do statements.append('alter table ' ~ target ~ ' set tblproperties ('
+            ~ lakeplan.lakeplan_properties_sql(metrics) ~ ')') -%}
+    {%- endif -%}
     {{ return(statements) }}
+{% endmacro %}
+
+{#- A target in delta mode keeps Iceberg's column metrics (lower and upper bounds in each data file's entry) of
+    `lakeplan_delta` and of each arithmetic rule's column, which the overflow check's bound reads: Iceberg keeps them
+    for a table's first 100 columns only unless told. `stored_names`: the table's columns' names, for their
+    spelling (Iceberg finds a column by its exact name); none: the declared ones (a table being created). -#}
+{% macro lakeplan_delta_metrics_properties(stored_names=none) %}
+    {#- a snapshot's or a seed's table has no plan -#}
+    {%- if ((config.get('lakeplan_plan') or {}).get('change_mode') or {}).get('mode') != 'delta' -%}
+        {{ return({}) }}
+    {%- endif -%}
+    {%- set spec = lakeplan.lakeplan_validate_get_partial_update_spec() -%}
+    {%- set properties = {} -%}
+    {%- set arithmetic = lakeplan.lakeplan_delta_arithmetic_columns(spec) | map(attribute='name') | list -%}
+    {%- for name in ['lakeplan_delta'] + arithmetic -%}
+        {%- set spelled = namespace(name=name) -%}
+        {%- for stored in stored_names or [] if stored | lower == name | lower -%}
+            {%- set spelled.name = stored -%}
+        {%- endfor -%}
+        {%- do properties.update({'write.metadata.metrics.column.' ~ spelled.name: 'full'}) -%}
+    {%- endfor -%}
+    {{ return(properties) }}
 {% endmacro %}
 
 {#- A table that was in change_mode delta and is now written in place: its delta rows not folded yet would be
@@ -85,19 +118,24 @@
 {% endmacro %}
 
 {#- A run's delta rows: each group's collapsed rows, appended in one commit; within a run the groups keep their
-    order (in place, they MERGE one after the other). -#}
-{% macro lakeplan_delta_append_sql(target, write_groups, spec) %}
-    {%- set names = lakeplan.lakeplan_delta_table_columns(spec) -%}
+    order (in place, they MERGE one after the other). `headroom` (lakeplan_delta_headroom): a bound per checked
+    column that each row's value must stay within. -#}
+{% macro lakeplan_delta_append_sql(target, write_groups, spec, headroom={}) %}
+    {{ return('insert into ' ~ target ~ ' (' ~ lakeplan.lakeplan_delta_table_columns(spec) | join(', ') ~ ')\n'
+        ~ lakeplan.lakeplan_delta_run_rows_sql(write_groups, spec, headroom)) }}
+{% endmacro %}
+
+{% macro lakeplan_delta_run_rows_sql(write_groups, spec, headroom={}) %}
     {%- set selects = [] -%}
     {%- for write_group in write_groups -%}
         {%- set layout = lakeplan.lakeplan_partial_update_layout(write_group, spec) -%}
-        {%- do selects.append(lakeplan.lakeplan_delta_rows_sql(
-            lakeplan.lakeplan_partial_update_source(write_group, spec, layout), write_group, spec, layout, loop.index)) -%}
+        {%- do selects.append(lakeplan.lakeplan_delta_rows_sql(lakeplan.lakeplan_partial_update_source(
+            write_group, spec, layout), write_group, spec, layout, loop.index, headroom)) -%}
     {%- endfor -%}
-    {{ return('insert into ' ~ target ~ ' (' ~ names | join(', ') ~ ')\n' ~ selects | join('\nunion all\n')) }}
+    {{ return(selects | join('\nunion all\n')) }}
 {% endmacro %}
 
-{% macro lakeplan_delta_rows_sql(source, write_group, spec, layout, position) %}
+{% macro lakeplan_delta_rows_sql(source, write_group, spec, layout, position, headroom={}) %}
     {%- set wrote = [] -%}
     {%- for column in spec.columns if lakeplan.lakeplan_partial_update_changes(column, write_group.written, spec) -%}
         {%- do wrote.append(lakeplan.lakeplan_string_literal(column.name | lower)) -%}
@@ -105,7 +143,11 @@
     {%- set keys = spec.unique_key | map('lower') | list -%}
     {%- set values = [] -%}
     {%- for column in spec.columns -%}
-        {%- do values.append('lakeplan_change.' ~ lakeplan.lakeplan_quote(column.name)) -%}
+        {%- set value = 'lakeplan_change.' ~ lakeplan.lakeplan_quote(column.name) -%}
+        {%- set room = headroom.get(column.name | lower) if column.name | lower in write_group.written else none -%}
+        {%- do values.append(value if room is none else 'if(' ~ value ~ ' > ' ~ room ~ ' or ' ~ value ~ ' < -' ~ room
+            ~ ', raise_error(' ~ lakeplan.lakeplan_string_literal(lakeplan.lakeplan_delta_bound_crossed(spec)) ~ '), '
+            ~ value ~ ')') -%}
     {%- endfor -%}
     {%- do values.extend(['true', position | string, 'array(' ~ wrote | join(', ') ~ ')']) -%}
     {%- for column in spec.columns if column.name | lower not in keys -%}
@@ -118,7 +160,146 @@
             else (name in write_group.written) | string | lower) -%}
     {%- endfor -%}
     {%- do values.extend(['lakeplan_change.lakeplan_deleted', 'lakeplan_change.lakeplan_alive']) -%}
-    {{ return('select ' ~ values | join(',\n    ') ~ '\nfrom ' ~ source ~ ' as lakeplan_change') }}
+    {%- set named = [] -%}
+    {%- for name in lakeplan.lakeplan_delta_table_columns(spec) -%}
+        {%- do named.append(values[loop.index0] ~ ' as ' ~ name) -%}
+    {%- endfor -%}
+    {{ return('select ' ~ named | join(',\n    ') ~ '\nfrom ' ~ source ~ ' as lakeplan_change') }}
+{% endmacro %}
+
+{#- Overflow in delta mode. The in-place MERGE refuses a `sum`, `count` or `product` that its column cannot hold as
+    it meets the stored value; a delta write meets no stored row, and a change that overflowed once folded would fail
+    every read of the merged view after it. So a write that changes such a column checks its change as the fold will
+    meet it, in one of two ways:
+    - without reading a row, where the rule adds up what it folds (`sum`, `count`): Iceberg's column metrics bound
+      every value the table holds, stored or delta, so a key's merged value before this run is within that bound
+      times (1 + the table's delta rows), and each row of this run only has to stay within what is left of the
+      column's range (`lakeplan_delta_headroom`), which the append checks as it writes;
+    - exactly, where that cannot tell (a `product`, files without metrics, a bound past the range, a row past what is
+      left): a statement before the append folds the change onto the stored and delta rows of those columns, and
+      fails, naming the key, where the MERGE would (`lakeplan_delta_overflow_check_sql`). It reads those columns of
+      every stored row: the write then costs a narrow read of the table. -#}
+{% macro lakeplan_delta_write(target, write_groups, spec, commit) %}
+    {%- set checked = lakeplan.lakeplan_delta_checked_columns(write_groups, spec) -%}
+    {%- set step = {'name': 'main', 'sql': commit ~ lakeplan.lakeplan_delta_append_sql(target, write_groups, spec)} -%}
+    {%- if not checked -%}{{ return(step) }}{%- endif -%}
+    {%- do step.update({'check': lakeplan.lakeplan_delta_overflow_check_sql(target, write_groups, spec, checked),
+        'bound_crossed': lakeplan.lakeplan_delta_bound_crossed(spec)}) -%}
+    {%- set headroom = lakeplan.lakeplan_delta_headroom(target, spec, checked, write_groups) -%}
+    {%- if none not in headroom.values() -%}
+        {%- do step.update({'guarded': commit ~ lakeplan.lakeplan_delta_append_sql(target, write_groups, spec,
+            headroom)}) -%}
+    {%- endif -%}
+    {{ return(step) }}
+{% endmacro %}
+
+{#- What the append raises where a row is past its headroom (the write then checks exactly; never shown). -#}
+{% macro lakeplan_delta_bound_crossed(spec) %}
+    {{ return('lakeplan: a change of `' ~ spec.model ~ '` is past the bound its column metrics allow') }}
+{% endmacro %}
+
+{#- The columns whose values a fold can carry past their type: an arithmetic rule's, outside sequence groups (a
+    group's accepted row replaces its values). -#}
+{% macro lakeplan_delta_arithmetic_columns(spec) %}
+    {%- set keys = spec.unique_key | map('lower') | list -%}
+    {%- set columns = [] -%}
+    {%- for column in spec.columns -%}
+        {%- set name = column.name | lower -%}
+        {%- set rule = spec.merge_rules[spec.rules[name]] if name in spec.rules else none -%}
+        {%- if rule and rule.arithmetic and name not in keys and not spec.grouped.get(name) -%}
+            {%- do columns.append(column) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(columns) }}
+{% endmacro %}
+
+{#- Those of them a group of this run writes: what its write checks. -#}
+{% macro lakeplan_delta_checked_columns(write_groups, spec) %}
+    {%- set checked = [] -%}
+    {%- for column in lakeplan.lakeplan_delta_arithmetic_columns(spec)
+            if lakeplan.lakeplan_delta_writers(write_groups, column.name | lower) -%}
+        {%- do checked.append(column) -%}
+    {%- endfor -%}
+    {{ return(checked) }}
+{% endmacro %}
+
+{#- Each checked column (lower-case name) -> what is left of its range for one row of this run (SQL), or none where
+    the bound cannot tell. From the table's live data files' metrics, in one read of its `files` table: a file's rows
+    count as delta rows unless its metrics say it holds none. -#}
+{% macro lakeplan_delta_headroom(target, spec, checked, write_groups) %}
+    {%- set metrics = [] -%}
+    {%- for column in checked -%}
+        {%- set field = 'readable_metrics.' ~ lakeplan.lakeplan_quote(column.name) -%}
+        {%- do metrics.extend(['min(' ~ field ~ '.lower_bound)', 'max(' ~ field ~ '.upper_bound)',
+            'count_if(' ~ field ~ '.upper_bound is null and coalesce(' ~ field ~ '.value_count > ' ~ field
+            ~ '.null_value_count, true))']) -%}
+    {%- endfor -%}
+    {%- do metrics.append('coalesce(sum(if(readable_metrics.lakeplan_delta.upper_bound = false, 0, record_count)), 0)')
+        -%}
+    {%- set found = run_query('select ' ~ metrics | join(', ') ~ ' from ' ~ target ~ '.files where content = 0')
+        .rows[0] -%}
+    {%- set delta_rows = found[-1] -%}
+    {%- set headroom = {} -%}
+    {%- for column in checked -%}
+        {%- set name = column.name | lower -%}
+        {%- set lower, upper, unknown = found[loop.index0 * 3:loop.index0 * 3 + 3] -%}
+        {%- set largest = lakeplan.lakeplan_largest(column.data_type) -%}
+        {%- set room = none -%}
+        {%- if spec.merge_rules[spec.rules[name]].arithmetic.additive and largest is not none and unknown == 0 -%}
+            {#- this run's groups that write the column each add a row of the key -#}
+            {%- set writers = lakeplan.lakeplan_delta_writers(write_groups, name) -%}
+            {%- set magnitude = [(lower or 0) | abs, (upper or 0) | abs] | max -%}
+            {%- if largest is float -%}
+                {%- set left = (largest - (magnitude | float) * (1 + delta_rows | int)) / writers -%}
+                {%- set room = 'cast(' ~ lakeplan.lakeplan_string_literal(left | string) ~ ' as double)'
+                    if left >= 0 else none -%}
+            {%- else -%}
+                {%- set left = (largest - magnitude * (1 + delta_rows | int)) // writers -%}
+                {%- set room = '%d' | format(left) if left >= 0 else none -%}
+            {%- endif -%}
+        {%- endif -%}
+        {%- do headroom.update({name: room}) -%}
+    {%- endfor -%}
+    {{ return(headroom) }}
+{% endmacro %}
+
+{#- How many of this run's write groups write `name` (lower case). -#}
+{% macro lakeplan_delta_writers(write_groups, name) %}
+    {%- set writers = [] -%}
+    {%- for write_group in write_groups if name in write_group.written -%}
+        {%- do writers.append(loop.index) -%}
+    {%- endfor -%}
+    {{ return(writers | length) }}
+{% endmacro %}
+
+{#- The largest magnitude a number type holds (a decimal's integer part: the bound needs no more); none for others. -#}
+{% macro lakeplan_largest(data_type) %}
+    {%- set type = lakeplan.lakeplan_normal_type(data_type) -%}
+    {%- set decimal = lakeplan.lakeplan_decimal(type) -%}
+    {%- if decimal -%}{{ return(10 ** (decimal.precision - decimal.scale) - 1) }}{%- endif -%}
+    {{ return(lakeplan.lakeplan_types().largest.get(type)) }}
+{% endmacro %}
+
+{#- SQL that fails where the change, folded onto the stored and delta rows of the `checked` columns (this run's rows
+    last), leaves a column's type: the fold's own combine raises, naming the key, as the MERGE's does. -#}
+{% macro lakeplan_delta_overflow_check_sql(target, write_groups, spec, checked) %}
+    {%- set keys = spec.unique_key | map('lower') | list -%}
+    {%- set checked_names = checked | map(attribute='name') | map('lower') | list -%}
+    {%- set narrow = {} -%}
+    {%- do narrow.update(spec) -%}
+    {%- set columns = [] -%}
+    {%- for column in spec.columns if column.name | lower in keys + checked_names -%}
+        {%- do columns.append(column) -%}
+    {%- endfor -%}
+    {%- do narrow.update({'columns': columns}) -%}
+    {%- set names = lakeplan.lakeplan_delta_table_columns(narrow) | join(', ') -%}
+    {%- set rows = 'select ' ~ names ~ ', _last_updated_sequence_number as lakeplan_run from ' ~ target
+        ~ ' where lakeplan_delta\n    union all\n    select ' ~ names ~ ', 9223372036854775807 as lakeplan_run from (\n'
+        ~ lakeplan.lakeplan_delta_run_rows_sql(write_groups, spec) ~ '\n) as lakeplan_this_run' -%}
+    {%- set stored = '(select ' ~ lakeplan.lakeplan_quote_list(narrow.columns | map(attribute='name') | list)
+        ~ ' from ' ~ target ~ ' where not coalesce(lakeplan_delta, false))' -%}
+    {{ return('select count(lakeplan_merged) from (\n'
+        ~ lakeplan.lakeplan_delta_folded_sql(target, narrow, stored, rows) ~ '\n) as lakeplan_folded\nwhere lakeplan_changed') }}
 {% endmacro %}
 
 {#- SQL: whether a delta row's write group wrote `column` (the MERGE updates only those columns). Where its written
@@ -170,10 +351,11 @@
     each joined with its key's delta rows (in commit order, a run's groups in their order) where it has any and
     those folded onto it (`lakeplan_merged`, NULL where the fold deleted the key), plus the keys only the delta has.
     The delta rows are the build side of a hash join (few: the runs since the last compaction), so a table bucketed
-    by the key joins them bucket by bucket with no shuffle. `lakeplan_delta_merged_sql` (`folded`: that step, a view
-    or a subquery): each column, where a stored row without delta rows passes by the fold column by column (no
-    struct of it is built). -#}
-{% macro lakeplan_delta_folded_sql(target, spec) %}
+    by the key joins them bucket by bucket with no shuffle. `stored` and `rows` (SQL: the stored rows, the delta
+    rows with their `lakeplan_run`) are the table's unless given (the overflow check's narrow ones).
+    `lakeplan_delta_merged_sql` (`folded`: that step, a view or a subquery): each column, where a stored row without
+    delta rows passes by the fold column by column (no struct of it is built). -#}
+{% macro lakeplan_delta_folded_sql(target, spec, stored=none, rows=none) %}
     {%- set in_order = '(l, r) -> case when l.lakeplan_run < r.lakeplan_run or l.lakeplan_run = r.lakeplan_run and '
         ~ 'l.lakeplan_group < r.lakeplan_group then -1 when l.lakeplan_run = r.lakeplan_run and l.lakeplan_group = '
         ~ 'r.lakeplan_group then 0 else 1 end' -%}
@@ -188,10 +370,10 @@
         ~ 'not null as lakeplan_changed,\n    aggregate(lakeplan_changes.lakeplan_changes, case when lakeplan_stored.'
         ~ lakeplan.lakeplan_quote(spec.unique_key[0]) ~ ' is not null then struct(lakeplan_stored.*) end, '
         ~ '(lakeplan_table, lakeplan_change) -> ' ~ lakeplan.lakeplan_delta_fold_step(spec) ~ ') as lakeplan_merged\n'
-        ~ 'from ' ~ lakeplan.lakeplan_stored_relation(target) ~ ' as lakeplan_stored\nfull outer join (\n'
+        ~ 'from ' ~ (stored or lakeplan.lakeplan_stored_relation(target)) ~ ' as lakeplan_stored\nfull outer join (\n'
         ~ '    select ' ~ keys ~ ', array_sort(collect_list(struct(lakeplan_rows.*)), ' ~ in_order
-        ~ ') as lakeplan_changes\n    from (select *, _last_updated_sequence_number as lakeplan_run from ' ~ target
-        ~ ' where lakeplan_delta) as lakeplan_rows\n    group by ' ~ keys ~ '\n) as lakeplan_changes on '
+        ~ ') as lakeplan_changes\n    from (' ~ (rows or 'select *, _last_updated_sequence_number as lakeplan_run from '
+        ~ target ~ ' where lakeplan_delta') ~ ') as lakeplan_rows\n    group by ' ~ keys ~ '\n) as lakeplan_changes on '
         ~ same_key | join(' and ')) }}
 {% endmacro %}
 

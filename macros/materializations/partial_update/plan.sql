@@ -89,7 +89,8 @@
         it is made first, on the table itself, and stays (NULL) if the write then fails -#}
     {%- set before = [] -%}
     {%- if not creates -%}
-        {%- set present = adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | list -%}
+        {%- set stored_names = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
+        {%- set present = stored_names | map('lower') | list -%}
         {%- set additions = [] -%}
         {%- for column in spec.columns if column.name | lower not in present -%}
             {%- do additions.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
@@ -98,7 +99,7 @@
             {%- do before.append('alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
         {%- endif -%}
         {%- if delta_mode -%}
-            {%- do before.extend(lakeplan.lakeplan_delta_table_sql(target, spec, present)) -%}
+            {%- do before.extend(lakeplan.lakeplan_delta_table_sql(target, spec, stored_names)) -%}
         {%- elif 'lakeplan_delta' in present -%}
             {%- do lakeplan.lakeplan_refuse_unfolded_delta(target, spec) -%}
         {%- endif -%}
@@ -119,7 +120,7 @@
     {%- set base = lakeplan.lakeplan_write_base(target, read, creates) -%}
     {%- do spec.update({'unmoved': lakeplan.lakeplan_unmoved_check(target, base)}) -%}
     {%- if delta_mode and not creates -%}
-        {%- set writes = [{'name': 'main', 'sql': commit ~ lakeplan.lakeplan_delta_append_sql(target, write_groups, spec)}] -%}
+        {%- set writes = [lakeplan.lakeplan_delta_write(target, write_groups, spec, commit)] -%}
     {%- elif write_groups | length == 1 -%}
         {%- set writes = [{'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
             target, write_groups[0], spec, creates, commit ~ lakeplan.lakeplan_partial_update_group_label(write_groups, 0, spec))}] -%}
@@ -184,7 +185,13 @@
 
 {#- The statements as one script: what target/run/ keeps and `dbt compile` shows. -#}
 {% macro lakeplan_partial_update_script(steps) %}
-    {{ return(steps | map(attribute='sql') | map('trim') | join(';\n\n')) }}
+    {%- set statements = [] -%}
+    {%- for step in steps -%}
+        {#- a checked delta write: its bounded append, or its check and then the append (lakeplan_delta_write) -#}
+        {%- do statements.extend([step.guarded] if step.guarded else [step.check, step.sql] if step.check
+            else [step.sql]) -%}
+    {%- endfor -%}
+    {{ return(statements | map('trim') | join(';\n\n')) }}
 {% endmacro %}
 
 {#- Runs lakeplan_partial_update_steps in order; a failure stops the rest. The steps recording a write that landed
@@ -199,6 +206,10 @@
         {%- elif step.branch -%}
             {#- main's fast-forward: sent again while another run's metadata-only commit meets it -#}
             {%- set result = adapter.lakeplan_fast_forward(step.sql) -%}
+            {%- do store_result('main', response=result[0], agate_table=result[1]) -%}
+        {%- elif step.check -%}
+            {#- a delta write that a `sum` could overflow once folded (delta.sql, lakeplan_delta_write) -#}
+            {%- set result = adapter.lakeplan_checked_write(step.sql, step.check, step.guarded, step.bound_crossed) -%}
             {%- do store_result('main', response=result[0], agate_table=result[1]) -%}
         {%- elif step.name -%}
             {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
