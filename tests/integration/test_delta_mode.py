@@ -113,7 +113,8 @@ def test_runs_fold_in_the_order_they_were_written_and_compaction_folds_them_in_o
     # put delta rows into the stored rows' files, which every merged read then reads whole)
     compacts = twin(LATEST, "latest", "folds", ', "maintenance": {"delta_runs": 2, "small_files": 2}')
     scheduled = twin(LATEST, "latest", "scheduled", ', "maintenance": {"delta_runs": 2, "after_write": false}')
-    project = make_project("delta_order", {**LATEST, **twin(LATEST, "latest"), **compacts, **scheduled})
+    reads = {"models/reads_latest_delta.sql": "select * from {{ ref('latest_delta') }}"}
+    project = make_project("delta_order", {**LATEST, **twin(LATEST, "latest"), **compacts, **scheduled, **reads})
     folds = "lakeplan_delta_order.latest_folds"
     delta_rows = []
     operations = {}
@@ -178,6 +179,22 @@ def test_runs_fold_in_the_order_they_were_written_and_compaction_folds_them_in_o
             "lakeplan_maintain --args '{select: latest_delta}' (it writes no new rows), then set the new change_mode; "
             "or rebuild it: dbt run --full-refresh -s latest_delta.") in " ".join(log.split())
     assert snapshots(spark, table) == before
+    # the fix taken: folded, it leaves delta mode; its views and lakeplan's columns go (`select *` through ref() shows
+    # the declared columns) and its rows stay. Its new change_mode makes step 4 a new write: key 2's sum counts 4 again
+    yml = project.path / "models" / "latest_delta.yml"
+    declared = yml.read_text()
+    yml.write_text(declared.replace('"unique_key": "id",', '"unique_key": "id", "maintenance": {"delta_runs": 1},'))
+    project.run("run-operation", "lakeplan_maintain", "--args", "{select: latest_delta}")
+    yml.write_text(declared)
+    expected = [(i, v, w, hits * 2 if i == 2 else hits) for i, v, w, hits in rows(spark, "lakeplan_delta_order.latest")]
+    project.run("run", "--select", "latest_delta", "reads_latest_delta", step=4, delta_mode="copy_on_write")
+    assert [column.name for column in spark.table(table).schema] == ["id", "v", "w", "hits"]
+    assert rows(spark, table) == rows(spark, "lakeplan_delta_order.reads_latest_delta") == expected
+    assert [view.viewName for view in spark.sql("show views in lakeplan_delta_order").collect()
+            if view.viewName.startswith("latest_delta__") and not view.isTemporary] == []
+    # and enters it again (step 3 a new write too: key 1's sum counts 3 again)
+    project.run("run", "--select", "latest_delta", step=3)
+    assert rows(spark, f"{table}__lakeplan_merged") == [(1, "b", "z", 9), (2, "d", None, 8)]
 
     # a bucketing its YAML declares, which the table built before it does not have: explain's fix says so
     yml = project.path / "models" / "latest_delta.yml"
@@ -359,6 +376,13 @@ def test_a_sum_that_would_overflow_the_merged_rows_stops_the_write_also_where_on
     # 999.00 stored + 0.01 would fit; with the delta rows' 0.00, -9.00 and +9.99 it does not
     refused(project.fail("run", add="0.01", hits=0, more=0), "`total` (merge rule sum) would become")
     assert spark.sql(f"select count(*) from {delta} where lakeplan_delta").collect()[0][0] == 3
+    # a new member's sum column: the write adds it first, and its bound finds no value in it yet
+    yml = project.path / "models" / "counter_delta.yml"
+    yml.write_text(yml.read_text() + "      - {name: extra, data_type: 'int', meta: {merge: sum}}\n")
+    (project.path / "models" / "delta_extra.sql").write_text(
+        member("counter_delta", "select cast(1 as bigint) as id, 5 as extra"))
+    project.run("run", "--select", "counter_delta", add="0.00", hits=0, more=0)
+    assert rows(spark, merged) == [(1, Decimal("999.99"), 6, 5)]
 
 
 def test_a_product_and_a_double_sum_that_would_overflow_once_folded_stop_the_delta_write(make_project, spark):

@@ -117,6 +117,25 @@
     {%- endif -%}
 {% endmacro %}
 
+{#- A table that left change_mode delta with no delta rows (lakeplan_refuse_unfolded_delta): its views and lakeplan's
+    columns go (Iceberg drops a dropped column's metrics properties with it), so that `select *` through `ref()`
+    shows the declared columns alone. Changes of metadata, not of rows. -#}
+{% macro lakeplan_leave_delta_sql(target, spec, stored_names) %}
+    {%- set statements = [] -%}
+    {%- for view in [lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_folded_relation(target),
+            lakeplan.lakeplan_stored_relation(target)] -%}
+        {%- do statements.append('drop view if exists ' ~ view) -%}
+    {%- endfor -%}
+    {%- set delta_columns = lakeplan.lakeplan_delta_columns(spec) | map(attribute=0) | map('lower') | list -%}
+    {%- set columns = [] -%}
+    {#- and the written flags of columns the YAML no longer declares -#}
+    {%- for name in stored_names if name | lower in delta_columns or (name | lower).startswith('lakeplan_written_') -%}
+        {%- do columns.append(lakeplan.lakeplan_quote(name)) -%}
+    {%- endfor -%}
+    {%- do statements.append('alter table ' ~ target ~ ' drop columns (' ~ columns | join(', ') ~ ')') -%}
+    {{ return(statements) }}
+{% endmacro %}
+
 {#- A run's delta rows: each group's collapsed rows, appended in one commit; within a run the groups keep their
     order (in place, they MERGE one after the other). `headroom` (lakeplan_delta_headroom): a bound per checked
     column that each row's value must stay within. -#}
@@ -179,13 +198,13 @@
       left): a statement before the append folds the change onto the stored and delta rows of those columns, and
       fails, naming the key, where the MERGE would (`lakeplan_delta_overflow_check_sql`). It reads those columns of
       every stored row: the write then costs a narrow read of the table. -#}
-{% macro lakeplan_delta_write(target, write_groups, spec, commit) %}
+{% macro lakeplan_delta_write(target, write_groups, spec, commit, stored_names) %}
     {%- set checked = lakeplan.lakeplan_delta_checked_columns(write_groups, spec) -%}
     {%- set step = {'name': 'main', 'sql': commit ~ lakeplan.lakeplan_delta_append_sql(target, write_groups, spec)} -%}
     {%- if not checked -%}{{ return(step) }}{%- endif -%}
     {%- do step.update({'check': lakeplan.lakeplan_delta_overflow_check_sql(target, write_groups, spec, checked),
         'bound_crossed': lakeplan.lakeplan_delta_bound_crossed(spec)}) -%}
-    {%- set headroom = lakeplan.lakeplan_delta_headroom(target, spec, checked, write_groups) -%}
+    {%- set headroom = lakeplan.lakeplan_delta_headroom(target, spec, checked, write_groups, stored_names) -%}
     {%- if none not in headroom.values() -%}
         {%- do step.update({'guarded': commit ~ lakeplan.lakeplan_delta_append_sql(target, write_groups, spec,
             headroom)}) -%}
@@ -225,17 +244,20 @@
 
 {#- Each checked column (lower-case name) -> what is left of its range for one row of this run (SQL), or none where
     the bound cannot tell. From the table's live data files' metrics, in one read of its `files` table: a file's rows
-    count as delta rows unless its metrics say it holds none. -#}
-{% macro lakeplan_delta_headroom(target, spec, checked, write_groups) %}
+    count as delta rows unless its metrics say it holds none. A column the table does not have yet (`stored_names`:
+    the columns it has; this write adds the others first) holds no value, nor delta rows where it lacks `lakeplan_delta`
+    (entering delta mode). -#}
+{% macro lakeplan_delta_headroom(target, spec, checked, write_groups, stored_names) %}
+    {%- set present = stored_names | map('lower') | list -%}
     {%- set metrics = [] -%}
     {%- for column in checked -%}
         {%- set field = 'readable_metrics.' ~ lakeplan.lakeplan_quote(column.name) -%}
         {%- do metrics.extend(['min(' ~ field ~ '.lower_bound)', 'max(' ~ field ~ '.upper_bound)',
             'count_if(' ~ field ~ '.upper_bound is null and coalesce(' ~ field ~ '.value_count > ' ~ field
-            ~ '.null_value_count, true))']) -%}
+            ~ '.null_value_count, true))'] if column.name | lower in present else ['null', 'null', '0']) -%}
     {%- endfor -%}
-    {%- do metrics.append('coalesce(sum(if(readable_metrics.lakeplan_delta.upper_bound = false, 0, record_count)), 0)')
-        -%}
+    {%- do metrics.append('coalesce(sum(if(readable_metrics.lakeplan_delta.upper_bound = false, 0, record_count)), 0)'
+        if 'lakeplan_delta' in present else '0') -%}
     {%- set found = run_query('select ' ~ metrics | join(', ') ~ ' from ' ~ target ~ '.files where content = 0')
         .rows[0] -%}
     {%- set delta_rows = found[-1] -%}

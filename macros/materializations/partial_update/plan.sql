@@ -102,6 +102,7 @@
             {%- do before.extend(lakeplan.lakeplan_delta_table_sql(target, spec, stored_names)) -%}
         {%- elif 'lakeplan_delta' in present -%}
             {%- do lakeplan.lakeplan_refuse_unfolded_delta(target, spec) -%}
+            {%- do before.extend(lakeplan.lakeplan_leave_delta_sql(target, spec, stored_names)) -%}
         {%- endif -%}
         {%- set reads = [] -%}
         {%- for write_group in write_groups -%}
@@ -120,7 +121,7 @@
     {%- set base = lakeplan.lakeplan_write_base(target, read, creates) -%}
     {%- do spec.update({'unmoved': lakeplan.lakeplan_unmoved_check(target, base)}) -%}
     {%- if delta_mode and not creates -%}
-        {%- set writes = [lakeplan.lakeplan_delta_write(target, write_groups, spec, commit)] -%}
+        {%- set writes = [lakeplan.lakeplan_delta_write(target, write_groups, spec, commit, stored_names)] -%}
     {%- elif write_groups | length == 1 -%}
         {%- set writes = [{'name': 'main', 'sql': lakeplan.lakeplan_partial_update_write_sql(
             target, write_groups[0], spec, creates, commit ~ lakeplan.lakeplan_partial_update_group_label(write_groups, 0, spec))}] -%}
