@@ -8,7 +8,7 @@ import threading
 import time
 from decimal import Decimal
 
-from tests.conftest import env_value, snapshots
+from tests.conftest import env_value, given, snapshots
 from tests.integration.test_explain import explain
 from tests.integration.test_merge_rules import (AFTER_FIRST_RUN, AFTER_SECOND_RUN, COUNTERS, FLOATS_PROJECT, PAIMON_RESULTS,
                                                SEQUENCE_PROJECT, by_step, select)
@@ -404,3 +404,26 @@ def test_a_product_and_a_double_sum_that_would_overflow_once_folded_stop_the_del
         assert f"lakeplan: `floats{sentence}" in log and f"lakeplan: `floats_delta{sentence}" in log, log
         assert (snapshots(spark, delta), rows(spark, f"{delta}__lakeplan_merged")) == (before, stored)
     assert stored == [(1, 2e200, 1.7e308, 14)]
+
+
+CLICKS = {
+    "models/clicks.sql": "{{ partial_update_target() }}",
+    "models/clicks.yml": target_yml("clicks", {"id": "bigint", "n": "int"}, rules={"n": "sum"}, change_mode="delta",
+                                    maintenance={"delta_runs": 100}),
+    "models/clicks_m.sql": member("clicks", f"select cast(1 as bigint) as id, cast({given('n', 2000000000)} as int) as n"),
+}
+
+
+def test_a_sum_near_its_type_s_range_reads_no_stored_row_while_its_delta_rows_keep_it_in_range(make_project, spark):
+    """The bound adds the largest stored value once and the largest delta value once per run and group: a stored
+    2,000,000,000 in an int column with small delta rows is checked without reading a stored row, run after run."""
+    project = make_project("delta_clicks", CLICKS)
+    merged = "lakeplan_delta_clicks.clicks__lakeplan_merged"
+    project.run("run")
+    for n in (1, 2, 3):
+        result, log = project.invoke("run", n=n)
+        assert result.success and "the bound its column metrics allow" in log and "count(lakeplan_merged)" not in log
+    assert rows(spark, merged) == [(1, 2000000006)]
+    log = project.fail("run", n=147483642)  # one past int's range
+    assert "lakeplan: `clicks`.`n` (merge rule sum) would become 2000000006 + 147483642 for key {\"id\":1}" in log
+    assert rows(spark, merged) == [(1, 2000000006)]

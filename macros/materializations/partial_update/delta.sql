@@ -81,9 +81,9 @@
 {% endmacro %}
 
 {#- A target in delta mode keeps Iceberg's column metrics (lower and upper bounds in each data file's entry) of
-    `lakeplan_delta` and of each arithmetic rule's column, which the overflow check's bound reads: Iceberg keeps them
-    for a table's first 100 columns only unless told. `stored_names`: the table's columns' names, for their
-    spelling (Iceberg finds a column by its exact name); none: the declared ones (a table being created). -#}
+    `lakeplan_delta`, `lakeplan_group` and each arithmetic rule's column, which the overflow check's bound reads:
+    Iceberg keeps them for a table's first 100 columns only unless told. `stored_names`: the table's columns' names,
+    for their spelling (Iceberg finds a column by its exact name); none: the declared ones (a table being created). -#}
 {% macro lakeplan_delta_metrics_properties(stored_names=none) %}
     {#- a snapshot's or a seed's table has no plan -#}
     {%- if ((config.get('lakeplan_plan') or {}).get('change_mode') or {}).get('mode') != 'delta' -%}
@@ -92,7 +92,7 @@
     {%- set spec = lakeplan.lakeplan_validate_get_partial_update_spec() -%}
     {%- set properties = {} -%}
     {%- set arithmetic = lakeplan.lakeplan_delta_arithmetic_columns(spec) | map(attribute='name') | list -%}
-    {%- for name in ['lakeplan_delta'] + arithmetic -%}
+    {%- for name in ['lakeplan_delta', 'lakeplan_group'] + arithmetic -%}
         {%- set spelled = namespace(name=name) -%}
         {%- for stored in stored_names or [] if stored | lower == name | lower -%}
             {%- set spelled.name = stored -%}
@@ -243,40 +243,54 @@
 {% endmacro %}
 
 {#- Each checked column (lower-case name) -> what is left of its range for one row of this run (SQL), or none where
-    the bound cannot tell. From the table's live data files' metrics, in one read of its `files` table: a file's rows
-    count as delta rows unless its metrics say it holds none. A column the table does not have yet (`stored_names`:
-    the columns it has; this write adds the others first) holds no value, nor delta rows where it lacks `lakeplan_delta`
-    (entering delta mode). -#}
+    the bound cannot tell. A key's merged value before this run is at most its stored value plus its delta rows, each
+    bounded by the metrics of the files holding such rows; a key has at most one delta row per run and write group
+    (runs: the delta files' commits; groups: `lakeplan_group`'s bound), and at most the table's delta rows. From the
+    live data files' entries, in one read of the table's `entries`: a file without `lakeplan_delta`'s metrics (written
+    before the table had it) counts as either. A column the table does not have yet (`stored_names`: the columns it
+    has; this write adds the others first) holds no value, nor a table without `lakeplan_delta` delta rows. -#}
 {% macro lakeplan_delta_headroom(target, spec, checked, write_groups, stored_names) %}
     {%- set present = stored_names | map('lower') | list -%}
+    {%- set entered = 'lakeplan_delta' in present -%}
+    {%- set kinds = {'stored': 'readable_metrics.lakeplan_delta.lower_bound is distinct from true',
+                     'delta': 'readable_metrics.lakeplan_delta.upper_bound is distinct from false'}
+        if entered else {'stored': 'true', 'delta': 'false'} -%}
     {%- set metrics = [] -%}
     {%- for column in checked -%}
         {%- set field = 'readable_metrics.' ~ lakeplan.lakeplan_quote(column.name) -%}
-        {%- do metrics.extend(['min(' ~ field ~ '.lower_bound)', 'max(' ~ field ~ '.upper_bound)',
-            'count_if(' ~ field ~ '.upper_bound is null and coalesce(' ~ field ~ '.value_count > ' ~ field
-            ~ '.null_value_count, true))'] if column.name | lower in present else ['null', 'null', '0']) -%}
+        {%- set held = column.name | lower in present -%}
+        {%- for kind in ['stored', 'delta'] -%}
+            {%- do metrics.extend(['min(if(' ~ kinds[kind] ~ ', ' ~ field ~ '.lower_bound, null))',
+                'max(if(' ~ kinds[kind] ~ ', ' ~ field ~ '.upper_bound, null))'] if held else ['null', 'null']) -%}
+        {%- endfor -%}
+        {%- do metrics.append('count_if(' ~ field ~ '.upper_bound is null and coalesce(' ~ field ~ '.value_count > '
+            ~ field ~ '.null_value_count, true))' if held else '0') -%}
     {%- endfor -%}
-    {%- do metrics.append('coalesce(sum(if(readable_metrics.lakeplan_delta.upper_bound = false, 0, record_count)), 0)'
-        if 'lakeplan_delta' in present else '0') -%}
-    {%- set found = run_query('select ' ~ metrics | join(', ') ~ ' from ' ~ target ~ '.files where content = 0')
-        .rows[0] -%}
-    {%- set delta_rows = found[-1] -%}
+    {%- set group = 'readable_metrics.lakeplan_group.upper_bound' -%}
+    {%- do metrics.extend(['coalesce(sum(if(' ~ kinds.delta ~ ', data_file.record_count, 0)), 0)',
+        'count(distinct if(' ~ kinds.delta ~ ', sequence_number, null))', 'max(if(' ~ kinds.delta ~ ', ' ~ group
+        ~ ', null))', 'count_if(' ~ kinds.delta ~ ' and ' ~ group ~ ' is null)'] if entered else ['0'] * 4) -%}
+    {%- set found = run_query('select ' ~ metrics | join(', ') ~ ' from ' ~ target
+        ~ '.entries where status < 2 and data_file.content = 0').rows[0] -%}
+    {%- set delta_rows, runs, groups, groups_unknown = found[-4:] -%}
+    {%- set key_rows = delta_rows if groups_unknown else [delta_rows, runs * (groups or 0)] | min -%}
     {%- set headroom = {} -%}
     {%- for column in checked -%}
         {%- set name = column.name | lower -%}
-        {%- set lower, upper, unknown = found[loop.index0 * 3:loop.index0 * 3 + 3] -%}
+        {%- set stored_low, stored_high, delta_low, delta_high, unknown = found[loop.index0 * 5:loop.index0 * 5 + 5] -%}
         {%- set largest = lakeplan.lakeplan_largest(column.data_type) -%}
         {%- set room = none -%}
         {%- if spec.merge_rules[spec.rules[name]].arithmetic.additive and largest is not none and unknown == 0 -%}
+            {%- set stored = [(stored_low or 0) | abs, (stored_high or 0) | abs] | max -%}
+            {%- set delta = [(delta_low or 0) | abs, (delta_high or 0) | abs] | max -%}
             {#- this run's groups that write the column each add a row of the key -#}
             {%- set writers = lakeplan.lakeplan_delta_writers(write_groups, name) -%}
-            {%- set magnitude = [(lower or 0) | abs, (upper or 0) | abs] | max -%}
             {%- if largest is float -%}
-                {%- set left = (largest - (magnitude | float) * (1 + delta_rows | int)) / writers -%}
+                {%- set left = (largest - (stored | float) - (key_rows | int) * (delta | float)) / writers -%}
                 {%- set room = 'cast(' ~ lakeplan.lakeplan_string_literal(left | string) ~ ' as double)'
                     if left >= 0 else none -%}
             {%- else -%}
-                {%- set left = (largest - magnitude * (1 + delta_rows | int)) // writers -%}
+                {%- set left = (largest - stored - (key_rows | int) * delta) // writers -%}
                 {%- set room = '%d' | format(left) if left >= 0 else none -%}
             {%- endif -%}
         {%- endif -%}
@@ -320,8 +334,8 @@
         ~ lakeplan.lakeplan_delta_run_rows_sql(write_groups, spec) ~ '\n) as lakeplan_this_run' -%}
     {%- set stored = '(select ' ~ lakeplan.lakeplan_quote_list(narrow.columns | map(attribute='name') | list)
         ~ ' from ' ~ target ~ ' where not coalesce(lakeplan_delta, false))' -%}
-    {{ return('select count(lakeplan_merged) from (\n'
-        ~ lakeplan.lakeplan_delta_folded_sql(target, narrow, stored, rows) ~ '\n) as lakeplan_folded\nwhere lakeplan_changed') }}
+    {%- set folded = lakeplan.lakeplan_delta_folded_sql(target, narrow, stored, rows) -%}
+    {{ return('select count(lakeplan_merged) from (\n' ~ folded ~ '\n) as lakeplan_folded\nwhere lakeplan_changed') }}
 {% endmacro %}
 
 {#- SQL: whether a delta row's write group wrote `column` (the MERGE updates only those columns). Where its written
