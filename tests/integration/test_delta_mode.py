@@ -427,3 +427,22 @@ def test_a_sum_near_its_type_s_range_reads_no_stored_row_while_its_delta_rows_ke
     log = project.fail("run", n=147483642)  # one past int's range
     assert "lakeplan: `clicks`.`n` (merge rule sum) would become 2000000006 + 147483642 for key {\"id\":1}" in log
     assert rows(spark, merged) == [(1, 2000000006)]
+
+
+def test_widening_a_sum_column_as_the_overflow_error_says_keeps_the_merged_rows_and_applies_the_run_once(
+        make_project, spark):
+    """The overflow error's fix: widen the column. The views keep the types they were made with, so they are made
+    again before the append (a view failing after it reported the committed run as failed, and its rerun appended the
+    change again)."""
+    project = make_project("delta_widen", {**CLICKS, "models/reads_clicks.sql": "select * from {{ ref('clicks') }}"})
+    table, merged = "lakeplan_delta_widen.clicks", "lakeplan_delta_widen.clicks__lakeplan_merged"
+    project.run("run")
+    project.run("run", n=100000000)
+    log = project.fail("run", n=147483648)
+    assert "Fix: widen `n`'s data_type in `clicks`'s YAML." in log
+    yml = project.path / "models" / "clicks.yml"
+    yml.write_text(yml.read_text().replace("data_type: 'int'", "data_type: 'bigint'"))
+    project.run("run", n=147483648)
+    assert rows(spark, merged) == rows(spark, "lakeplan_delta_widen.reads_clicks") == [(1, 2247483648)]
+    assert spark.sql(f"select count(*) from {table} where lakeplan_delta").collect()[0][0] == 2
+    assert [(c.name, c.dataType.simpleString()) for c in spark.table(merged).schema] == [("id", "bigint"), ("n", "bigint")]

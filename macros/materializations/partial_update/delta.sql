@@ -424,34 +424,51 @@
 {% endmacro %}
 
 {#- The views of a target in delta mode: the merged table (and its fold), and the stored rows alone (Hudi's
-    read-optimized view: for other engines, and readers that accept the lag until the next compaction). Made where missing or where the target's
-    columns changed their SQL, and dropped first (Iceberg's view catalog keeps the first SQL of a CREATE OR REPLACE):
-    a write that leaves them alone leaves a reader no moment without them, also if it is killed. -#}
+    read-optimized view: for other engines, and readers that accept the lag until the next compaction). Made where
+    missing, where the target's columns changed their SQL or their types (a view keeps the types it was made with:
+    a widened column read through it fails to cast back), and after the view they read; dropped first (Iceberg's
+    view catalog keeps the first SQL of a CREATE OR REPLACE). A write that leaves them alone leaves a reader no moment
+    without them, also if it is killed. -#}
 {% macro lakeplan_delta_views_sql(target, spec) %}
     {%- set stored, folded = lakeplan.lakeplan_stored_relation(target), lakeplan.lakeplan_folded_relation(target) -%}
-    {#- each view after the one it reads -#}
+    {%- set declared = [] -%}
+    {%- for column in spec.columns -%}
+        {%- do declared.append((column.name | lower, lakeplan.lakeplan_normal_type(column.data_type))) -%}
+    {%- endfor -%}
+    {#- each view after the one it reads; the declared columns' types, where the view shows them -#}
     {%- set views = [
         (stored, 'select ' ~ lakeplan.lakeplan_quote_list(spec.columns | map(attribute='name') | list) ~ ' from '
-            ~ target ~ ' where not coalesce(lakeplan_delta, false)'),
-        (folded, lakeplan.lakeplan_delta_folded_sql(target, spec)),
-        (lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_delta_merged_sql(spec, folded))] -%}
-    {%- for view, sql in views -%}{%- do lakeplan.lakeplan_check_view_text(sql, view, spec) -%}{%- endfor -%}
+            ~ target ~ ' where not coalesce(lakeplan_delta, false)', declared),
+        (folded, lakeplan.lakeplan_delta_folded_sql(target, spec), none),
+        (lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_delta_merged_sql(spec, folded), declared)] -%}
+    {%- for view, sql, types in views -%}{%- do lakeplan.lakeplan_check_view_text(sql, view, spec) -%}{%- endfor -%}
     {%- set statements = [] -%}
-    {%- for view, sql in views if lakeplan.lakeplan_stored_view_text(view) != sql -%}
-        {%- do statements.extend(['drop view if exists ' ~ view, 'create view ' ~ view ~ ' as\n' ~ sql]) -%}
+    {%- for view, sql, types in views -%}
+        {%- set kept = lakeplan.lakeplan_stored_view(view) -%}
+        {%- if statements or kept is none or kept.text != sql or types is not none and kept.types != types -%}
+            {%- do statements.extend(['drop view if exists ' ~ view, 'create view ' ~ view ~ ' as\n' ~ sql]) -%}
+        {%- endif -%}
     {%- endfor -%}
     {{ return(statements) }}
 {% endmacro %}
 
-{#- A view's SQL as the catalog keeps it; none where there is no such view. -#}
-{% macro lakeplan_stored_view_text(view) %}
+{#- A view as the catalog keeps it: its SQL and its columns' (lower-case name, type); none where there is no such
+    view. -#}
+{% macro lakeplan_stored_view(view) %}
     {%- if not execute or not adapter.get_relation(view.database, view.schema, view.identifier) -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- for row in run_query('describe table extended ' ~ view) if row[0] == 'View Text' -%}
-        {{ return(row[1]) }}
+    {%- set kept = {'text': none, 'types': []} -%}
+    {%- set columns = namespace(done=false) -%}
+    {%- for row in run_query('describe table extended ' ~ view) -%}
+        {%- if not row[0] or row[0].startswith('#') -%}{%- set columns.done = true -%}{%- endif -%}
+        {%- if not columns.done -%}
+            {%- do kept.types.append((row[0] | lower, lakeplan.lakeplan_normal_type(row[1]))) -%}
+        {%- elif row[0] == 'View Text' -%}
+            {%- do kept.update({'text': row[1]}) -%}
+        {%- endif -%}
     {%- endfor -%}
-    {{ return(none) }}
+    {{ return(kept) }}
 {% endmacro %}
 
 {#- Compaction: the table rewritten as its merged rows, stored, in one `insert overwrite` (one commit: a reader sees

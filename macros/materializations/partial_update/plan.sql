@@ -100,6 +100,8 @@
         {%- endif -%}
         {%- if delta_mode -%}
             {%- do before.extend(lakeplan.lakeplan_delta_table_sql(target, spec, stored_names)) -%}
+            {#- before the append: a view that failed after it would report a committed run as failed -#}
+            {%- do before.extend(lakeplan.lakeplan_delta_views_sql(target, spec)) -%}
         {%- elif 'lakeplan_delta' in present -%}
             {%- do lakeplan.lakeplan_refuse_unfolded_delta(target, spec) -%}
             {%- do before.extend(lakeplan.lakeplan_leave_delta_sql(target, spec, stored_names)) -%}
@@ -160,9 +162,9 @@
     {%- set steps = [] -%}
     {%- for statement in before -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {%- do steps.extend(writes) -%}
-    {%- if delta_mode -%}
+    {%- if delta_mode and creates -%}
         {#- a new table holds no delta rows; its row lineage orders the runs to come -#}
-        {%- set views = (["alter table " ~ target ~ " set tblproperties ('format-version' = '3')"] if creates else [])
+        {%- set views = ["alter table " ~ target ~ " set tblproperties ('format-version' = '3')"]
             + lakeplan.lakeplan_delta_views_sql(target, spec) -%}
         {%- for statement in views -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {%- endif -%}
