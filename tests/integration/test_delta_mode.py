@@ -446,3 +446,25 @@ def test_widening_a_sum_column_as_the_overflow_error_says_keeps_the_merged_rows_
     assert rows(spark, merged) == rows(spark, "lakeplan_delta_widen.reads_clicks") == [(1, 2247483648)]
     assert spark.sql(f"select count(*) from {table} where lakeplan_delta").collect()[0][0] == 2
     assert [(c.name, c.dataType.simpleString()) for c in spark.table(merged).schema] == [("id", "bigint"), ("n", "bigint")]
+
+
+SPREAD = {
+    "models/spread.sql": "{{ partial_update_target() }}",
+    "models/spread.yml": target_yml("spread", {"id": "bigint", "n": "bigint"}, rules={"n": "sum"}, change_mode="delta",
+                                    partition_by=["bucket(4, id)"], maintenance={"delta_runs": 100}),
+    "models/spread_m.sql": member("spread", by_step(
+        "select cast(id as bigint) as id, cast(1 as bigint) as n from (select explode(sequence(1, 40)) as id)",
+        "select cast(7 as bigint) as id, cast(1 as bigint) as n")),
+}
+
+
+def test_a_change_of_one_key_is_folded_into_a_bucketed_table_without_shuffling_its_stored_rows(make_project, spark):
+    """The delta rows of one key fill one bucket of four: the buckets the delta lacks are joined as empty ones, so the
+    merged read still joins bucket by bucket and does not shuffle the stored rows."""
+    project = make_project("delta_spread", SPREAD)
+    merged = "lakeplan_delta_spread.spread__lakeplan_merged"
+    project.run("run", step=1)
+    project.run("run", step=2)
+    assert rows(spark, merged) == [(i, 2 if i == 7 else 1) for i in range(1, 41)]
+    plan = spark.sql(f"explain select * from {merged}").collect()[0][0]
+    assert "groupedBy=id_bucket" in plan and "Exchange" not in plan, plan
