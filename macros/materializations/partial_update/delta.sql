@@ -191,9 +191,10 @@
     every read of the merged view after it. So a write that changes such a column checks its change as the fold will
     meet it, in one of two ways:
     - without reading a row, where the rule adds up what it folds (`sum`, `count`): Iceberg's column metrics bound
-      every value the table holds, stored or delta, so a key's merged value before this run is within that bound
-      times (1 + the table's delta rows), and each row of this run only has to stay within what is left of the
-      column's range (`lakeplan_delta_headroom`), which the append checks as it writes;
+      the values of the files of stored rows and of delta rows, so a key's merged value before this run is at most
+      the largest stored value plus the largest delta value once per run and write group not folded yet, and each
+      row of this run only has to stay within what is left of the column's range (`lakeplan_delta_headroom`), which
+      the append checks as it writes;
     - exactly, where that cannot tell (a `product`, files without metrics, a bound past the range, a row past what is
       left): a statement before the append folds the change onto the stored and delta rows of those columns, and
       fails, naming the key, where the MERGE would (`lakeplan_delta_overflow_check_sql`). It reads those columns of
