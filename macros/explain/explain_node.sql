@@ -27,11 +27,10 @@
     {%- set columns = adapter.get_columns_in_relation(existing) | map(attribute='name') | map('lower') | list
         if existing is not none and not existing.is_view else [] -%}
     {%- if 'lakeplan_delta' not in columns -%}{{ return({'rows': 0, 'runs': 0}) }}{%- endif -%}
-    {%- set counted = run_query('select count(*), count(distinct _last_updated_sequence_number) from ' ~ existing
-        ~ ' where lakeplan_delta').rows[0] -%}
+    {%- set counted = lakeplan.lakeplan_delta_size(existing) -%}
     {#- the merged read groups by the key: without a shuffle only on a table bucketed by it -#}
     {%- set layout = lakeplan.lakeplan_table_layout(existing) -%}
-    {{ return({'rows': counted[0], 'runs': counted[1], 'layout': layout.text, 'keyed':
+    {{ return({'rows': counted.rows, 'runs': counted.runs, 'layout': layout.text, 'keyed':
         (layout.bucketed_by or []) | map('lower') | list == lakeplan.lakeplan_plan().key | map('lower') | list,
         'partition_by': config.get('partition_by')}) }}
 {% endmacro %}

@@ -72,10 +72,11 @@ class Reader(Frozen):
 class MaintenancePlan(Maintenance):
     target_file_bytes: int = described("`target_file_mib` in bytes")
     small_file_bytes: int = described("a data file under this size is small")
-    rewrites_data_files: bool = described(
-        "whether compaction rewrites data files (`rewrite_data_files`): not under change_mode delta, whose fold "
-        "rewrites the table as its merged rows (`delta_runs`) and which appends no deletes; a rewrite would put delta "
-        "rows into the stored rows' files, which every read of the merged rows then reads whole", True)
+    compacts: bool = described(
+        "whether maintenance measures and compacts the data and delete files (`small_files`, `deleted_share`, "
+        "`delete_files`): not under change_mode delta, whose fold rewrites the table as its merged rows (`delta_runs`) "
+        "and which appends no deletes; a rewrite would put delta rows into the stored rows' files, which every read of "
+        "the merged rows then reads whole", True)
     read_by: list[Reader] = described("the models that read this one with new_rows / changed_keys: expiry keeps the "
                                       "snapshot each read last and every later one", [])
 

@@ -308,7 +308,7 @@ def _maintenance(node, settings: ModelSettings, is_member: bool, found: list[str
     target_bytes = maintenance.target_file_mib * 2**20
     return MaintenancePlan(**maintenance.model_dump(), target_file_bytes=target_bytes,
                            small_file_bytes=int(target_bytes * SMALL_FILE_SHARE),
-                           rewrites_data_files=settings.change_mode != "delta")
+                           compacts=settings.change_mode != "delta")
 
 
 def _upsert(node, settings: ModelSettings, found: list[str]) -> UpsertPlan:
