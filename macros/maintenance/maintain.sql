@@ -206,6 +206,10 @@
     {%- set by_age = 'current_timestamp() - make_dt_interval(0, ' ~ (expire_hours or 0) ~ ')' -%}
     {%- set cutoff = 'least(' ~ by_age ~ ', coalesce((select min(committed_at) from ' ~ relation ~ '.snapshots where '
         ~ 'snapshot_id in (' ~ kept | join(', ') ~ ')), ' ~ by_age ~ '))' if kept else by_age -%}
+    {%- set files = ['(select count_if(file_size_in_bytes < ' ~ settings.small_file_bytes ~ ') from data_files)',
+        '(select coalesce(sum(record_count), 0) from data_files)',
+        '(select coalesce(sum(if(live, record_count, 0)), 0) from deletes)', '(select count_if(live) from deletes)',
+        '(select count_if(not live) from deletes)'] if settings.compacts else ['0'] * 5 -%}
     {%- set measured -%}
         with data_files as (select file_size_in_bytes, record_count from {{ relation }}.data_files),
         deletes as ({{ lakeplan.lakeplan_live_deletes_sql(relation) }}),
@@ -214,21 +218,14 @@
             from {{ relation }}.snapshots
         )
         select
-        {%- if settings.compacts %}
-            (select count_if(file_size_in_bytes < {{ settings.small_file_bytes }}) from data_files),
-            (select coalesce(sum(record_count), 0) from data_files),
-            (select coalesce(sum(if(live, record_count, 0)), 0) from deletes),
-            (select count_if(live) from deletes),
-        {%- else %}
-            0, 0, 0, 0,
-        {%- endif %}
+            {{ files[:4] | join(',\n            ') }},
             {% if expire_hours is none %}0{% else %}(select count(*) from snapshots
                 where newest > {{ settings.keep_snapshots }}
                 and committed_at < {{ cutoff }}
                 and snapshot_id not in (select snapshot_id from {{ relation }}.refs)){% endif %},
             cast({{ cutoff }} as string),
             cast(current_timestamp() - make_dt_interval(0, {{ settings.orphans_after_hours or 0 }}) as string),
-            {% if settings.compacts %}(select count_if(not live) from deletes){% else %}0{% endif %}
+            {{ files[4] }}
     {%- endset -%}
     {%- set row = run_query(measured).rows[0] -%}
     {%- set data_rows, deleted_rows = row[1] | int, row[2] | int -%}
