@@ -117,6 +117,13 @@
     {{ return([source, target] in lakeplan.lakeplan_types().lossless) }}
 {% endmacro %}
 
+{#- The type an Iceberg table stores a column declared `data_type` as, as Spark shows it (a varchar(n) as string, a
+    tinyint as int: spark_types.STORED_AS). -#}
+{% macro lakeplan_iceberg_type(data_type) %}
+    {%- set type = lakeplan.lakeplan_normal_type(data_type) -%}
+    {{ return(lakeplan.lakeplan_types().stored_as.get(type.split('(')[0], type)) }}
+{% endmacro %}
+
 {#- Whether Iceberg changes a column's type `from_type` to `to_type` in place, keeping its values: its type
     promotions, and a decimal's precision widened at the same scale (spark_types.promoted_from, the same rule). -#}
 {% macro lakeplan_iceberg_widens(from_type, to_type) %}

@@ -13,7 +13,8 @@
     {%- endfor -%}
     {%- for column in columns if column.name | lower in stored -%}
         {%- set stored_type = stored[column.name | lower] -%}
-        {%- set retyped = lakeplan.lakeplan_normal_type(stored_type) != lakeplan.lakeplan_normal_type(column.dtype) -%}
+        {#- a type Iceberg stores under another (a varchar(n) as string) is the stored one: nothing to tell or widen -#}
+        {%- set retyped = lakeplan.lakeplan_normal_type(stored_type) != lakeplan.lakeplan_iceberg_type(column.dtype) -%}
         {%- if widens and retyped and lakeplan.lakeplan_iceberg_widens(stored_type, column.dtype) -%}
             {%- do widened.append({'name': column.name, 'stored': stored_type, 'dtype': column.dtype}) -%}
         {%- elif widens and retyped and lakeplan.lakeplan_cast_is_lossless(column.dtype, stored_type) -%}

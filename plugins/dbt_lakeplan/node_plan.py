@@ -123,6 +123,7 @@ class Types(Frozen):
     largest: dict[str, int | float] = described("integer or floating-point type -> the largest magnitude it holds")
     lossless: list[tuple[str, str]] = described("casts that never lose a value, beyond the general rules")
     promotions: list[tuple[str, str]] = described("Iceberg's in-place type promotions, beyond a decimal's precision")
+    stored_as: dict[str, str] = described("a type Iceberg has none of its own for -> the type it stores it as")
 
 
 class GroupMember(Frozen):

@@ -198,7 +198,7 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
         sections["types"] = Types(families=spark_types.FAMILIES, casts=spark_types.CASTS, aliases=spark_types.ALIASES,
                                   bare=spark_types.BARE, integer_digits=spark_types.INTEGER_DIGITS,
                                   largest=spark_types.LARGEST, lossless=spark_types.LOSSLESS,
-                                  promotions=spark_types.PROMOTIONS)  # fmt: skip
+                                  promotions=spark_types.PROMOTIONS, stored_as=spark_types.STORED_AS)  # fmt: skip
         if node.config.get("file_format") != "iceberg":
             found.append(f"Model `{name}` is materialized as `{materialized}` with file_format "
                          f"{node.config.get('file_format')!r}; its writes are MERGEs, which need row-level updates. Fix: "

@@ -48,6 +48,9 @@ LOSSLESS = [("tinyint", "double"), ("smallint", "double"), ("int", "double"), ("
 # Iceberg's type promotions (a column's type changed in place, its stored values kept): these pairs, and a
 # decimal's precision widened at the same scale (macros/utils/checked_cast.sql, lakeplan_iceberg_widens).
 PROMOTIONS = [("int", "bigint"), ("float", "double")]
+# The types Iceberg has none of its own for -> the type it stores them as, which Spark then shows for the column
+# (macros/utils/checked_cast.sql, lakeplan_iceberg_type).
+STORED_AS = {"tinyint": "int", "smallint": "int", "varchar": "string", "char": "string"}
 DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 
 

@@ -128,7 +128,8 @@ def test_a_packed_sum_still_refuses_an_overflow(make_project, spark):
     log = project.fail("run", add="5.00")
     assert (
         "lakeplan: `counter`.`total` (merge rule sum) would become 999.00 + 5.00 for key {\"id\":1}, which "
-        "decimal(5,2) cannot hold; this write stopped and committed nothing. Fix: widen `total`'s data_type in `counter`'s YAML"
+        "decimal(5,2) cannot hold; this write stopped and committed nothing. Fix: declare `total` as decimal(38,2) in "
+        "`counter`'s YAML; the next run widens the stored column in place, keeping every value."
     ) in log
     assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, Decimal("999.00"), "x", None), (2, None, None, "y")])
     project.run("run", add="-9.00")

@@ -396,6 +396,10 @@ def test_a_product_and_a_double_sum_that_would_overflow_once_folded_stop_the_del
     table, delta = "lakeplan_delta_floats.floats", "lakeplan_delta_floats.floats_delta"
     project.run("run", p="1e200", s="1e308")
     project.run("run", p="2", s="-1e308", c=7)
+    # a product's change is checked against the stored rows before the append: compile shows the check, labelled
+    compiled = project.run("compile", "--select", "floats_delta", p="3").result.results[0].node.compiled_code
+    label = "-- lakeplan: checks that this run's change, folded onto the stored and delta rows of p, s, c, stays within "
+    assert label in compiled and compiled.index(label) < compiled.index("insert into " + delta), compiled
     before, stored = snapshots(spark, delta), rows(spark, table)
     assert rows(spark, f"{delta}__lakeplan_merged") == stored == [(1, 2e200, 0.0, 14)]  # both members send c
     for values, sentence in [({"p": "1e200"}, "`.`p` (merge rule product) would become 2.0E200 * 1.0E200 for key"),
@@ -406,6 +410,11 @@ def test_a_product_and_a_double_sum_that_would_overflow_once_folded_stop_the_del
             continue
         log = project.fail("run", **values)
         assert f"lakeplan: `floats{sentence}" in log and f"lakeplan: `floats_delta{sentence}" in log, log
+        # no wider type holds a double: the fix says so, and how a product is kept instead
+        logarithm = ", or send the logarithm of each factor under merge rule sum in place of the product"
+        fix = ("Fix: no Spark number type holds a larger value than double: make the values smaller where "
+               f"`floats_delta`'s members compute them{logarithm if 'product' in sentence else ''}.")
+        assert fix in " ".join(log.split()), log
         assert (snapshots(spark, delta), rows(spark, f"{delta}__lakeplan_merged")) == (before, stored)
     assert stored == [(1, 2e200, 1.7e308, 14)]
 
@@ -443,13 +452,36 @@ def test_widening_a_sum_column_as_the_overflow_error_says_keeps_the_merged_rows_
     project.run("run")
     project.run("run", n=100000000)
     log = project.fail("run", n=147483648)
-    assert "Fix: widen `n`'s data_type in `clicks`'s YAML." in log
+    assert "Fix: declare `n` as bigint in `clicks`'s YAML; the next run widens the stored column in place, keeping every " \
+        "value." in log
     yml = project.path / "models" / "clicks.yml"
     yml.write_text(yml.read_text().replace("data_type: 'int'", "data_type: 'bigint'"))
     project.run("run", n=147483648)
     assert rows(spark, merged) == rows(spark, "lakeplan_delta_widen.reads_clicks") == [(1, 2247483648)]
     assert spark.sql(f"select count(*) from {table} where lakeplan_delta").collect()[0][0] == 2
     assert [(c.name, c.dataType.simpleString()) for c in spark.table(merged).schema] == [("id", "bigint"), ("n", "bigint")]
+
+
+TYPED = {
+    "models/typed.sql": "{{ partial_update_target() }}",
+    "models/typed.yml": target_yml("typed", {"id": "bigint", "name": "varchar(10)", "small": "tinyint", "qty": "integer"},
+                                   change_mode="delta", maintenance={"delta_runs": 100}),
+    "models/typed_m.sql": member("typed", f"select cast(1 as bigint) as id, '{given('name', 'a')}' as name, "
+                                          "cast(1 as tinyint) as small, 2 as qty"),
+}
+
+
+def test_types_iceberg_stores_under_another_name_leave_the_views_alone_and_the_log_quiet(make_project, spark):
+    """A varchar(10) and a tinyint are stored as string and int (Iceberg has no type of its own for them), and the
+    views show those: compared with the declared names, the views were made again at every write (leaving readers a
+    moment without them), and every write logged that the table keeps a type a rebuild would not change."""
+    project = make_project("delta_typed", TYPED)
+    project.run("run")
+    views = [view_identity(spark, f"lakeplan_delta_typed.typed__lakeplan_{view}") for view in ("merged", "base")]
+    result, log = project.invoke("run", name="b")
+    assert result.success and "is stored as" not in log
+    assert [view_identity(spark, f"lakeplan_delta_typed.typed__lakeplan_{view}") for view in ("merged", "base")] == views
+    assert rows(spark, "lakeplan_delta_typed.typed__lakeplan_merged") == [(1, "b", 1, 2)]
 
 
 SPREAD = {

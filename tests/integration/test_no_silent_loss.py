@@ -108,14 +108,17 @@ def test_a_sum_that_overflows_stops_the_write_instead_of_restarting_the_counter(
     log = project.fail("run", add="5.00")  # 999.00 stored + 5.00 does not fit decimal(5,2)
     assert (
         "lakeplan: `counter`.`total` (merge rule sum) would become 999.00 + 5.00 for key {\"id\":1}, which "
-        "decimal(5,2) cannot hold; this write stopped and committed nothing. Fix: widen `total`'s data_type in `counter`'s YAML"
+        "decimal(5,2) cannot hold; this write stopped and committed nothing. Fix: declare `total` as decimal(38,2) in "
+        "`counter`'s YAML; the next run widens the stored column in place, keeping every value."
     ) in log
     assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, Decimal("999.00"), 2)])
 
     # Within one run: two members' bigints add up past bigint's range.
     log = project.fail("run", add=0, hits=9223372036854775807, more=1)
     assert "lakeplan: `counter`.`hits` (merge rule sum): the sum of this run's values for key {\"id\":1}" in log
-    assert "which bigint cannot hold; this write stopped and committed nothing." in log
+    assert ("which bigint cannot hold; this write stopped and committed nothing. Fix: declare `hits` as decimal(38,0) in "
+            "`counter`'s YAML and rebuild the table: dbt run -s counter --full-refresh (Iceberg does not change bigint to "
+            "it in place).") in log
     assert (snapshots(spark, table), rows(spark, table)) == (before, [(1, Decimal("999.00"), 2)])
 
     # Against the stored value: 2 + 9223372036854775806 + 1 overflows bigint.

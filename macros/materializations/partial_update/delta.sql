@@ -336,7 +336,10 @@
     {%- set stored = '(select ' ~ lakeplan.lakeplan_quote_list(narrow.columns | map(attribute='name') | list)
         ~ ' from ' ~ target ~ ' where not coalesce(lakeplan_delta, false))' -%}
     {%- set folded = lakeplan.lakeplan_delta_folded_sql(target, narrow, stored, rows) -%}
-    {{ return('select count(lakeplan_merged) from (\n' ~ folded ~ '\n) as lakeplan_folded\nwhere lakeplan_changed') }}
+    {#- its label: `dbt compile` and target/run/ show it before the append -#}
+    {{ return('-- lakeplan: checks that this run\'s change, folded onto the stored and delta rows of '
+        ~ checked_names | join(', ') ~ ', stays within their types; the append follows only if it does\n'
+        ~ 'select count(lakeplan_merged) from (\n' ~ folded ~ '\n) as lakeplan_folded\nwhere lakeplan_changed') }}
 {% endmacro %}
 
 {#- SQL: whether a delta row's write group wrote `column` (the MERGE updates only those columns). Where its written
@@ -434,9 +437,10 @@
     {%- set stored, folded = lakeplan.lakeplan_stored_relation(target), lakeplan.lakeplan_folded_relation(target) -%}
     {%- set declared = [] -%}
     {%- for column in spec.columns -%}
-        {%- do declared.append((column.name | lower, lakeplan.lakeplan_normal_type(column.data_type))) -%}
+        {%- do declared.append((column.name | lower, lakeplan.lakeplan_iceberg_type(column.data_type))) -%}
     {%- endfor -%}
-    {#- each view after the one it reads; the declared columns' types, where the view shows them -#}
+    {#- each view after the one it reads; the declared columns' types as the table stores them, where the view shows
+        them (a declared varchar(n) compared as such made the views again at every write) -#}
     {%- set views = [
         (stored, 'select ' ~ lakeplan.lakeplan_quote_list(spec.columns | map(attribute='name') | list) ~ ' from '
             ~ target ~ ' where not coalesce(lakeplan_delta, false)', declared),

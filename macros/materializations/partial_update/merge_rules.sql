@@ -99,8 +99,33 @@
     {{ return({
         'message': '`' ~ spec.model ~ '`.`' ~ column.name ~ '` (merge rule ' ~ spec.rules.get(column.name | lower) ~ ')',
         'key': lakeplan.lakeplan_key_json(spec, prefix),
-        'fix': 'widen `' ~ column.name ~ '`\'s data_type in `' ~ spec.model ~ '`\'s YAML.',
+        'fix': lakeplan.lakeplan_overflow_fix(spec, column),
     }) }}
+{% endmacro %}
+
+{#- The fix for a value `column` cannot hold: the type to declare. Iceberg widens an int (a tinyint and a smallint are
+    stored as one), a float and a decimal's precision in place, keeping every stored value; a bigint becomes a
+    decimal(38,0), and a decimal of 38 digits one with fewer digits after the point, only by a rebuild. No type holds more
+    than a double or a decimal(38,0): then the values must be made smaller where they are computed (a product: the sum
+    of their logarithms). -#}
+{% macro lakeplan_overflow_fix(spec, column) %}
+    {%- set type = lakeplan.lakeplan_normal_type(column.data_type) -%}
+    {%- set decimal = lakeplan.lakeplan_decimal(type) -%}
+    {%- set declare = 'declare `' ~ column.name ~ '` as ' -%}
+    {%- set where = ' in `' ~ spec.model ~ '`\'s YAML' -%}
+    {%- if type in ['tinyint', 'smallint', 'int', 'float'] or decimal and decimal.precision < 38 -%}
+        {{ return(declare ~ ('double' if type == 'float' else 'decimal(38,' ~ decimal.scale ~ ')' if decimal
+            else 'bigint') ~ where ~ '; the next run widens the stored column in place, keeping every value.') }}
+    {%- endif -%}
+    {%- set rebuilt = 'decimal(38,0)' if type == 'bigint' else 'decimal(38,' ~ (decimal.scale - 1) ~ ') or one with '
+        ~ 'fewer digits after the point' if decimal and decimal.scale > 0 else none -%}
+    {%- if rebuilt -%}
+        {{ return(declare ~ rebuilt ~ where ~ ' and rebuild the table: dbt run -s ' ~ spec.model ~ ' --full-refresh '
+            ~ '(Iceberg does not change ' ~ type ~ ' to it in place).') }}
+    {%- endif -%}
+    {{ return('no Spark number type holds a larger value than ' ~ type ~ ': make the values smaller where `'
+        ~ spec.model ~ '`\'s members compute them' ~ (', or send the logarithm of each factor under merge rule sum '
+        ~ 'in place of the product' if spec.rules.get(column.name | lower) == 'product' else '') ~ '.') }}
 {% endmacro %}
 
 {#- The type Spark's sum() returns for a column of `data_type`. -#}
