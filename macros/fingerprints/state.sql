@@ -150,12 +150,12 @@
         {%- set declared = (node.columns.values() | selectattr('name', 'equalto', name) | map(attribute='data_type')
             | first) if retyped else none -%}
         {%- set types = lakeplan.lakeplan_plan(node).types if retyped else none -%}
-        {%- if retyped and declared and stored_type and lakeplan.lakeplan_normal_type(declared, types)
-            != lakeplan.lakeplan_normal_type(stored_type, types) -%}
+        {%- set stores = lakeplan.lakeplan_iceberg_type(declared, types) if retyped and declared else none -%}
+        {%- if stores and stored_type and stores != lakeplan.lakeplan_normal_type(stored_type, types) -%}
             {#- Iceberg changes a column's type in place only to widen it (and a widening is no change) -#}
             {%- do changes.append('column `' ~ name ~ '` changed its type: the table stores ' ~ stored_type
                 ~ ', the YAML declares ' ~ declared ~ ' (accepting keeps ' ~ stored_type
-                ~ ' and writes only values it holds; --full-refresh stores ' ~ declared ~ ')') -%}
+                ~ ' and writes only values it holds; --full-refresh stores ' ~ stores ~ ')') -%}
         {%- elif retyped -%}
             {%- do changes.append('column `' ~ name ~ '` changed its merge rule or sequence group') -%}
         {%- else -%}

@@ -119,9 +119,10 @@
 
 {#- The type an Iceberg table stores a column declared `data_type` as, as Spark shows it (a varchar(n) as string, a
     tinyint as int: spark_types.STORED_AS). -#}
-{% macro lakeplan_iceberg_type(data_type) %}
-    {%- set type = lakeplan.lakeplan_normal_type(data_type) -%}
-    {{ return(lakeplan.lakeplan_types().stored_as.get(type.split('(')[0], type)) }}
+{% macro lakeplan_iceberg_type(data_type, types=none) %}
+    {%- set types = types or lakeplan.lakeplan_types() -%}
+    {%- set type = lakeplan.lakeplan_normal_type(data_type, types) -%}
+    {{ return(types.stored_as.get(type.split('(')[0], type)) }}
 {% endmacro %}
 
 {#- Whether Iceberg changes a column's type `from_type` to `to_type` in place, keeping its values: its type

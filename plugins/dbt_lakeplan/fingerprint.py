@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbt_lakeplan.spark_types import promoted_from, spellings
+from dbt_lakeplan.spark_types import promoted_from, spellings, stored_alike, stored_type
 
 VERSIONS = ("v2", "v3")
 
@@ -54,22 +54,38 @@ def ancestors(nodes: dict[str, NodeLogic], unique_id: str) -> list[str]:
 
 def target_parts(settings: Any, columns: dict[str, Any], members: dict[str, str]) -> dict[str, str]:
     """A partial-update target's state in parts checked one by one (Flink keeps state per operator ID): its
-    settings, each column (type, merge rule, sequence group) and each member's fingerprint. A new part (a
-    member, a column) fits the stored table; a removed or changed one does not, and is named."""
+    settings, each column (the type the table stores it as, merge rule, sequence group) and each member's
+    fingerprint. A new part (a member, a column) fits the stored table; a removed or changed one does not, and is
+    named. A column's type counts as stored: `integer` for `int`, a varchar's length or a tinyint for an int store
+    the same values, so they change nothing."""
     parts = {"settings": short(digest(settings))}
-    parts.update({f"column:{name}": short(digest(column)) for name, column in columns.items()})
+    parts.update({f"column:{name}": short(digest(_stored_column(column))) for name, column in columns.items()})
     parts.update({f"member:{uid}": short(fingerprint) for uid, fingerprint in members.items()})
     return parts
 
 
+def _stored_column(column: list) -> list:
+    label, data_type, *settings = column
+    return [label, stored_type(data_type) if data_type else data_type, *settings]
+
+
 def widened_parts(columns: dict[str, list]) -> dict[str, dict[str, str]]:
-    """For each column part of `target_parts` (a column: [name, data_type, settings...]), its digest as it was when
-    the column was declared with a type Iceberg widens in place into today's -> that type. The state check takes
-    such a change for the same logic (the values mean what they meant), and the write widens the stored column."""
+    """For each column part of `target_parts` (a column: [name, data_type, settings...]), its digests as they were
+    when the column was declared with a type Iceberg stores alike or widens in place into today's -> that type, in
+    every spelling (a table recorded before its part counted the stored type holds the type as its YAML spelled it).
+    The state check takes such a change for the same logic (the values mean what they meant), and the write widens
+    the stored column."""
     widened = {}
-    for name, (label, data_type, *settings) in columns.items():
+    for name, column in columns.items():
+        label, data_type, *settings = column
+        stored = stored_type(data_type or "")
         earlier = {short(digest([label, spelling, *settings])): narrower
-                   for narrower in promoted_from(data_type or "") for spelling in spellings(narrower)}  # fmt: skip
+                   for narrower in {*stored_alike(stored), *(alike for promoted in promoted_from(stored)
+                                                             for alike in stored_alike(promoted))}
+                   for spelling in spellings(narrower)}  # fmt: skip
+        earlier.pop(short(digest(_stored_column(column))), None)  # today's own part
+        if data_type and stored != data_type:
+            earlier[short(digest(column))] = data_type  # the same declaration, recorded as spelled
         if earlier:
             widened[f"column:{name}"] = earlier
     return widened

@@ -372,3 +372,31 @@ def test_widening_a_column_as_the_overflow_error_says_keeps_the_stored_values(ma
             "table keeps bigint") in log  # fmt: skip
     assert "which int cannot hold; this write stopped" in log
     assert dict(spark.table(table).dtypes)["c"] == "bigint" and rows(spark, table) == [(1, None, 2.5, 4000000000)]
+
+
+SMALL = {
+    "models/small.sql": "{{ partial_update_target() }}",
+    "models/small.yml": target_yml("small", {"id": "bigint", "n": "tinyint", "label": "varchar(10)"}, rules={"n": "sum"}),
+    "models/small_m.sql": member("small", f"select cast(1 as bigint) as id, cast({given('n', 1)} as tinyint) as n, "
+                                          f"'{given('label', 'a')}' as label"),
+}
+
+
+def test_a_type_iceberg_stores_as_another_widens_as_the_overflow_error_says(make_project, spark):
+    """A tinyint is stored as an int and a varchar(n) as a string (Iceberg has no types of their own for them). The
+    overflow error's fix for a tinyint (declare bigint) is taken: the state check takes it for a widening, as for an
+    int, and the stored values are kept; a varchar's new length and a type's other spelling change nothing stored,
+    so they are no change of logic (they were refused, the tinyint's as a changed merge rule)."""
+    project = make_project("small_types", SMALL)
+    table = "lakeplan_small_types.small"
+    project.run("run", n=100)
+    log = project.fail("run", n=100)
+    assert "Fix: declare `n` as bigint in `small`'s YAML; the next run widens the stored column in place" in log
+    yml = project.path / "models/small.yml"
+    for columns in ({"id": "bigint", "n": "TINYINT", "label": "varchar(20)"},  # nothing stored changes
+                    {"id": "bigint", "n": "bigint", "label": "string"}):  # n widened, as the fix says
+        yml.write_text(target_yml("small", columns, rules={"n": "sum"}))
+        project.run("run", n=1, label="b")
+    assert dict(spark.table(table).dtypes)["n"] == "bigint" and rows(spark, table) == [(1, 102, "b")]
+    project.run("run", n=100)
+    assert rows(spark, table) == [(1, 202, "a")]

@@ -3,8 +3,8 @@ its AstBuilder adds), at parse time and without a JVM."""
 
 import pytest
 
-from dbt_lakeplan.fingerprint import digest, short, widened_parts
-from dbt_lakeplan.spark_types import normal_type, promoted_from, type_problem
+from dbt_lakeplan.fingerprint import digest, short, target_parts, widened_parts
+from dbt_lakeplan.spark_types import normal_type, promoted_from, stored_alike, stored_type, type_problem
 
 SPARK_TYPES = [
     "bigint", "BIGINT", " int ", "integer", "long", "short", "byte", "real", "double", "boolean", "date", "timestamp",
@@ -65,8 +65,27 @@ def test_a_column_part_declared_narrower_is_known_in_every_spelling():
     """The state check takes a column whose type was widened for the same column: its part as stored (the type
     spelled as the YAML had it) is among today's widened parts."""
     rule = {"merge": "sum"}
-    widened = widened_parts({"c": ["c", "bigint", rule], "s": ["s", "string"]})
-    assert set(widened) == {"column:c"}
+    widened = widened_parts({"c": ["c", "bigint", rule], "s": ["s", "string"], "d": ["d", "decimal(3,1)"]})
     for spelling in ("int", "INT", "integer", "INTEGER"):
         assert widened["column:c"][short(digest(["c", spelling, rule]))] == "int"
+    # a tinyint and a smallint are stored as an int: the overflow error's fix for them (declare bigint) widens too
+    for spelling in ("tinyint", "TINYINT", "smallint"):
+        assert widened["column:c"][short(digest(["c", spelling, rule]))] == spelling.lower()
     assert short(digest(["c", "int", {"merge": "max"}])) not in widened["column:c"]  # a changed rule is a change
+    assert short(digest(["c", "bigint", rule])) not in widened["column:c"]  # today's part is not an earlier one
+    assert short(digest(["d", "decimal(2,1)"])) in widened["column:d"]
+    assert set(widened["column:s"].values()) == {"string"}  # a string: only its other spelling, STRING
+
+
+def test_a_column_part_counts_the_type_the_table_stores():
+    """A varchar's length, a tinyint for an int and a type's other spelling store the same values: the same part.
+    A table recorded before the part counted the stored type (its part holds the type as its YAML spelled it) still
+    fits the same declaration."""
+    def part(data_type):
+        return target_parts({}, {"c": ["c", data_type]}, {})["column:c"]
+
+    assert part("varchar(10)") == part("varchar(20)") == part("STRING") == part("char(3)")
+    assert part("tinyint") == part("smallint") == part("INTEGER") == part("int") != part("bigint")
+    assert stored_type("Varchar(10)") == "string" and stored_alike("smallint") == ["int", "smallint", "tinyint"]
+    for spelled in ("varchar(10)", "Decimal(10, 2)", "TINYINT"):
+        assert short(digest(["c", spelled])) in widened_parts({"c": ["c", spelled]})["column:c"]
