@@ -97,7 +97,8 @@
         {%- endif -%}
         {%- if verdict.action in ['evolve', 'accept'] -%}
             {%- do log('lakeplan: model `' ~ node.name ~ '`: '
-                ~ ('accepting its current logic (' ~ changes | join('; ') ~ ')' if changes else 'its new or widened parts fit its table')
+                ~ ('accepting its current logic (' ~ changes | join('; ') ~ ')' if changes else 'its logic changed only '
+                ~ 'where its table takes it as it is (new members or columns, a type it stores alike or widens in place)')
                 ~ '; the table keeps its rows and records fingerprint ' ~ current.fingerprint
                 ~ ' once this run writes it (a failed write records nothing).', info=true) -%}
         {%- endif -%}

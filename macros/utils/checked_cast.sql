@@ -126,9 +126,10 @@
 {% endmacro %}
 
 {#- Whether Iceberg changes a column's type `from_type` to `to_type` in place, keeping its values: its type
-    promotions, and a decimal's precision widened at the same scale (spark_types.promoted_from, the same rule). -#}
+    promotions between the types it stores them as, and a decimal's precision widened at the same scale
+    (spark_types.promoted_from, the same rule). -#}
 {% macro lakeplan_iceberg_widens(from_type, to_type) %}
-    {%- set source, target = lakeplan.lakeplan_normal_type(from_type), lakeplan.lakeplan_normal_type(to_type) -%}
+    {%- set source, target = lakeplan.lakeplan_iceberg_type(from_type), lakeplan.lakeplan_iceberg_type(to_type) -%}
     {%- set old, new = lakeplan.lakeplan_decimal(source), lakeplan.lakeplan_decimal(target) -%}
     {%- if old and new -%}{{ return(old.scale == new.scale and new.precision >= old.precision) }}{%- endif -%}
     {{ return([source, target] in lakeplan.lakeplan_types().promotions) }}

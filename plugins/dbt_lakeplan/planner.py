@@ -146,11 +146,16 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
         found.append(f"{owner} sets `{setting}`, which only a partial-update target uses: it would do nothing here. "
                      "Fix: set it on the target (its SQL is `{{ partial_update_target() }}`).")  # fmt: skip
     for setting in (s for s in MERGE_ONLY if s in settings.model_fields_set and not registered.merged):
+        # delta rows are a partial-update target's alone (an upsert in delta mode is refused below)
+        delta = setting == "change_mode" and settings.change_mode == "delta"
         found.append(
-            f"{owner} sets `{setting}`, which only an `upsert` model or a partial-update target uses: "
+            f"{owner} sets `{setting}: {getattr(settings, setting)}`, which only "
+            + ("a partial-update target uses: " if delta else "an `upsert` model or a partial-update target uses: ")
             + (f"on a member it would do nothing. Fix: set it on the target `{settings.partial_update_target}`, "
                "whose MERGE writes the member's rows." if is_member else
-               f"as {materialized} it would do nothing. Fix: remove it, or materialize `{name}` as upsert.")
+               f"as {materialized} it would do nothing. Fix: remove it"
+               + (f", or make `{name}` a partial-update target (its SQL `{{{{ partial_update_target() }}}}`, its "
+                  "columns written by members)." if delta else f", or materialize `{name}` as upsert."))
         )  # fmt: skip
     for column, column_settings in columns.items():
         declared = sorted(column_settings.model_fields_set) if column_settings is not None and not is_target else []

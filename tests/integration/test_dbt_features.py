@@ -269,3 +269,24 @@ def test_sync_all_columns_refuses_a_type_iceberg_cannot_change_in_place(make_pro
             f"table {relation} holds string, a change Iceberg cannot make in place") in log
     assert snapshots(spark, relation) == before and rows(spark, relation) == [(1, 1, 1, "a")]
     assert dict(spark.table(relation).dtypes)["val"] == "string"
+
+
+def test_an_upsert_selecting_types_iceberg_stores_as_others_is_no_schema_change(make_project, spark):
+    """A tinyint is stored as an int and a varchar(n) as a string: the query's types are the table's, so a strict
+    on_schema_change and an enforced contract declaring tinyint have nothing to stop (each stopped the second run:
+    `small` int -> tinyint; a contract declaring `val` tinyint over a table holding int, to be fixed by a rebuild
+    that stores int again)."""
+    strict = UPSERT_SQL.replace("op_column='op'", "op_column='op', on_schema_change='fail'")
+    project = make_project("stored_alike", {
+        "seeds/changes.csv": CHANGES,
+        "models/alike.sql": strict.replace(" as val\n", " as val, cast(seq as tinyint) as small, "
+                                                         "cast(val as varchar(5)) as label\n"),
+        "models/current.sql": strict, "models/current.yml": contract_yml("tinyint"),
+    })
+    project.run("seed")
+    for batch in (1, 2):
+        project.run("run", batch=batch, val="cast(length(val) * seq as tinyint)")
+    assert rows(spark, "lakeplan_stored_alike.alike") == [(1, 3, 3, 3, "c")]
+    assert dict(spark.table("lakeplan_stored_alike.alike").dtypes) == {
+        "id": "int", "seq": "int", "val": "int", "small": "int", "label": "string"}
+    assert rows(spark, "lakeplan_stored_alike.current") == [(1, 3, 3)]

@@ -102,12 +102,17 @@ def test_one_parse_reports_every_misconfiguration_each_with_its_owner_and_fix(ma
           "models/plain.sql": "{{ config(materialized='view', parallelism=4) }}\nselect 1 as id"},
          "model `plain` sets parallelism 4 but is materialized as view, which writes nothing to distribute"),
         ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a", full_rewrite_max_mib=5)},
-         "model `m` sets `full_rewrite_max_mib`, which only an `upsert` model or a partial-update target uses: on a "
+         "model `m` sets `full_rewrite_max_mib: 5`, which only an `upsert` model or a partial-update target uses: on a "
          "member it would do nothing. Fix: set it on the target `wide`"),
         ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a"),
           "models/plain.sql": "{{ config(materialized='table', tombstone_retention_days=3) }}\nselect 1 as id"},
-         "model `plain` sets `tombstone_retention_days`, which only an `upsert` model or a partial-update target uses: "
-         "as table it would do nothing"),
+         "model `plain` sets `tombstone_retention_days: 3`, which only an `upsert` model or a partial-update target "
+         "uses: as table it would do nothing. Fix: remove it, or materialize `plain` as upsert."),
+        ({**WIDE, "models/m.sql": member("wide", "select 1 as id, 1 as a"),
+          "models/plain.sql": "{{ config(materialized='table', change_mode='delta') }}\nselect 1 as id"},
+         "model `plain` sets `change_mode: delta`, which only a partial-update target uses: as table it would do "
+         "nothing. Fix: remove it, or make `plain` a partial-update target (its SQL `{{ partial_update_target() }}`, "
+         "its columns written by members)."),
         ({**WIDE, "models/m1.sql": member("wide", "select 1 as id, 1 as a", write_mode="overwrite"),
           "models/m2.sql": member("wide", "select 1 as id, 1 as b", write_mode="overwrite",
                                   write_options={"spark.k.x": 1})},
@@ -115,7 +120,8 @@ def test_one_parse_reports_every_misconfiguration_each_with_its_owner_and_fix(ma
     ],
     ids=["write_options_value", "model_meta_other_keys_pass", "setting_in_model_meta", "upsert_as_member",
          "sequence_by_on_a_table", "changelog_refused", "member_only",
-         "parallelism_on_view", "full_rewrite_on_a_member", "tombstone_retention_on_a_table", "two_overwrites"],
+         "parallelism_on_view", "full_rewrite_on_a_member", "tombstone_retention_on_a_table", "delta_on_a_table",
+         "two_overwrites"],
 )
 def test_settings_that_cannot_work_stop_the_parse(make_project, files, fragment):
     project = make_project("planner_case", files)

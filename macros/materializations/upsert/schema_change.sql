@@ -17,8 +17,10 @@
             {%- do added.append(column) -%}
         {%- else -%}
             {%- do kept.append(column.name) -%}
-            {#- a narrower type than the table's is written as it is: not a change of the table -#}
-            {%- if old_type != column.data_type and not lakeplan.lakeplan_iceberg_widens(column.data_type, old_type) -%}
+            {#- a narrower type than the table's is written as it is, and one Iceberg stores as the table's type (a
+                tinyint as an int) is that type: not a change of the table -#}
+            {%- if lakeplan.lakeplan_normal_type(old_type) != lakeplan.lakeplan_iceberg_type(column.data_type)
+                and not lakeplan.lakeplan_iceberg_widens(column.data_type, old_type) -%}
                 {%- do retyped.append((column, old_type)) -%}
             {%- endif -%}
         {%- endif -%}
