@@ -181,7 +181,8 @@ def test_runs_fold_in_the_order_they_were_written_and_compaction_folds_them_in_o
     # the fix folds without a write, so it holds where the write would not fold (maintenance.after_write false)
     assert ("Fix: set `change_mode: delta` back with `maintenance: {delta_runs: 1}`, fold them with dbt run-operation "
             "lakeplan_maintain --args '{select: latest_delta}' (it writes no new rows), then set the new change_mode "
-            "and remove `delta_runs`; or rebuild it: dbt run --full-refresh -s latest_delta.") in " ".join(log.split())
+            "and remove `delta_runs` (and `maintenance` itself where it held nothing else: an empty one turns on the "
+            "default upkeep); or rebuild it: dbt run --full-refresh -s latest_delta.") in " ".join(log.split())
     assert snapshots(spark, table) == before
     # the fix taken: folded, it leaves delta mode; its views and lakeplan's columns go (`select *` through ref() shows
     # the declared columns) and its rows stay. Its new change_mode makes step 4 a new write: key 2's sum counts 4 again

@@ -113,7 +113,8 @@
             ~ ' delta rows from change_mode delta not folded yet, which an in-place write would take for stored rows; '
             ~ 'nothing was written. Fix: set `change_mode: delta` back with `maintenance: {delta_runs: 1}`, fold them '
             ~ 'with dbt run-operation lakeplan_maintain --args \'{select: ' ~ spec.model ~ '}\' (it writes no new rows), '
-            ~ 'then set the new change_mode and remove `delta_runs`; or rebuild it: dbt run --full-refresh -s '
+            ~ 'then set the new change_mode and remove `delta_runs` (and `maintenance` itself where it held nothing '
+            ~ 'else: an empty one turns on the default upkeep); or rebuild it: dbt run --full-refresh -s '
             ~ spec.model ~ '.') -%}
     {%- endif -%}
 {% endmacro %}
