@@ -103,19 +103,24 @@
     }) }}
 {% endmacro %}
 
-{#- The fix for a value `column` cannot hold: the type to declare. Iceberg widens an int (a tinyint and a smallint are
-    stored as one), a float and a decimal's precision in place, keeping every stored value; a bigint becomes a
-    decimal(38,0), and a decimal of 38 digits one with fewer digits after the point, only by a rebuild. No type holds more
-    than a double or a decimal(38,0): then the values must be made smaller where they are computed (a product: the sum
-    of their logarithms). -#}
+{#- The fix for a value `column` cannot hold: the type to declare. Iceberg widens the type it stores (a tinyint and a
+    smallint are stored as an int) by its promotions (spark_types.PROMOTIONS) and a decimal's precision in place,
+    keeping every stored value; a bigint becomes a decimal(38,0), and a decimal of 38 digits one with fewer digits after
+    the point, only by a rebuild. No type holds more than a double or a decimal(38,0): then the values must be made
+    smaller where they are computed (a product: the sum of their logarithms). -#}
 {% macro lakeplan_overflow_fix(spec, column) %}
     {%- set type = lakeplan.lakeplan_normal_type(column.data_type) -%}
     {%- set decimal = lakeplan.lakeplan_decimal(type) -%}
     {%- set declare = 'declare `' ~ column.name ~ '` as ' -%}
     {%- set where = ' in `' ~ spec.model ~ '`\'s YAML' -%}
-    {%- if type in ['tinyint', 'smallint', 'int', 'float'] or decimal and decimal.precision < 38 -%}
-        {{ return(declare ~ ('double' if type == 'float' else 'decimal(38,' ~ decimal.scale ~ ')' if decimal
-            else 'bigint') ~ where ~ '; the next run widens the stored column in place, keeping every value.') }}
+    {%- set stored = lakeplan.lakeplan_iceberg_type(type) -%}
+    {%- set wider = ['decimal(38,' ~ decimal.scale ~ ')'] if decimal and decimal.precision < 38 else [] -%}
+    {%- for source, target in lakeplan.lakeplan_types().promotions if source == stored -%}
+        {%- do wider.append(target) -%}
+    {%- endfor -%}
+    {%- if wider -%}
+        {{ return(declare ~ wider[0] ~ where ~ '; the next run widens the stored column in place, keeping every '
+            ~ 'value.') }}
     {%- endif -%}
     {%- set rebuilt = 'decimal(38,0)' if type == 'bigint' else 'decimal(38,' ~ (decimal.scale - 1) ~ ') or one with '
         ~ 'fewer digits after the point' if decimal and decimal.scale > 0 else none -%}
