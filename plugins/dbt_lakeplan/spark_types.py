@@ -51,7 +51,6 @@ PROMOTIONS = [("int", "bigint"), ("float", "double")]
 # The types Iceberg has none of its own for -> the type it stores them as, which Spark then shows for the column
 # (macros/utils/checked_cast.sql, lakeplan_iceberg_type).
 STORED_AS = {"tinyint": "int", "smallint": "int", "varchar": "string", "char": "string"}
-BARE_STORED = ("tinyint", "smallint")  # of STORED_AS, the types declared without a length
 DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 
 
@@ -71,9 +70,9 @@ def stored_type(data_type: str) -> str:
 
 def stored_alike(data_type: str) -> list[str]:
     """The types a YAML may declare that Iceberg stores as `data_type` stores (a tinyint, smallint and int alike);
-    a varchar(n) or char(n), one for each length, is left out."""
+    a varchar(n) or char(n), one for each length, is left out (only the integers are declared without one)."""
     stored = stored_type(data_type)
-    return sorted({stored, *(name for name, other in STORED_AS.items() if other == stored and name in BARE_STORED)})
+    return sorted({stored, *(name for name, other in STORED_AS.items() if other == stored and name in INTEGER_DIGITS)})
 
 
 def promoted_from(data_type: str) -> list[str]:
