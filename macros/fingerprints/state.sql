@@ -124,7 +124,7 @@
     {%- endfor -%}
     {%- if stored.parts and current.parts -%}
         {%- do changes.extend(lakeplan.lakeplan_target_part_changes(stored.parts, current.parts,
-            current.widened_parts or {}, changed_members, node, relation)) -%}
+            current.columns or {}, changed_members, node, relation)) -%}
     {%- elif stored.logic != current.logic -%}
         {%- do changes.append('`' ~ node.name ~ '` changed its own SQL, columns or configs') -%}
     {%- endif -%}
@@ -136,14 +136,15 @@
 {% endmacro %}
 
 {#- A partial-update target's removed or changed parts (settings, columns, members); new ones fit, and so does a
-    column whose type Iceberg widens in place (`widened_parts`: part -> its digests at the narrower types; the
-    write widens the stored column, lakeplan_widen_stored_columns). `named`: parts already named (a member that
-    changed itself). A changed column names its type as the table `relation` stores it and as `node`'s YAML
-    declares it. -#}
-{% macro lakeplan_target_part_changes(stored_parts, current_parts, widened_parts, named, node, relation) %}
+    column declared with a type Iceberg stores alike or widens in place (`columns`: name -> its declaration, whose
+    parts at the narrower types adapter.lakeplan_earlier_parts gives; the write widens the stored column,
+    lakeplan_widen_stored_columns). `named`: parts already named (a member that changed itself). A changed column
+    names its type as the table `relation` stores it and as `node`'s YAML declares it. -#}
+{% macro lakeplan_target_part_changes(stored_parts, current_parts, columns, named, node, relation) %}
     {%- set changes = [] -%}
-    {%- for part, digest in stored_parts.items() if part not in named
-        and current_parts.get(part) != digest and digest not in widened_parts.get(part, {}) -%}
+    {%- for part, digest in stored_parts.items() if part not in named and current_parts.get(part) != digest
+        and digest not in adapter.lakeplan_earlier_parts(columns.get(part[7:]) if part.startswith('column:')
+            else none) -%}
         {%- set name = part.split(':', 1)[-1] -%}
         {%- set retyped = part.startswith('column:') and part in current_parts -%}
         {%- set stored_type = (adapter.get_columns_in_relation(relation)

@@ -69,26 +69,23 @@ def _stored_column(column: list) -> list:
     return [label, stored_type(data_type) if data_type else data_type, *settings]
 
 
-def widened_parts(columns: dict[str, list]) -> dict[str, dict[str, str]]:
-    """For each column part of `target_parts` (a column: [name, data_type, settings...]), its digests as they were
-    when the column was declared with a type Iceberg stores alike or widens in place into today's -> that type, in
-    every spelling (a table recorded before its part counted the stored type holds the type as its YAML spelled it).
-    The state check takes such a change for the same logic (the values mean what they meant), and the write widens
-    the stored column."""
-    widened = {}
-    for name, column in columns.items():
-        label, data_type, *settings = column
-        stored = stored_type(data_type or "")
-        earlier = {short(digest([label, spelling, *settings])): narrower
-                   for narrower in {*stored_alike(stored), *(alike for promoted in promoted_from(stored)
-                                                             for alike in stored_alike(promoted))}
-                   for spelling in spellings(narrower)}  # fmt: skip
-        earlier.pop(short(digest(_stored_column(column))), None)  # today's own part
-        if data_type and stored != data_type:
-            earlier[short(digest(column))] = data_type  # the same declaration, recorded as spelled
-        if earlier:
-            widened[f"column:{name}"] = earlier
-    return widened
+def earlier_parts(column: list) -> dict[str, str]:
+    """A column part of `target_parts` (a column: [name, data_type, settings...]) as it was when the column was
+    declared with a type Iceberg stores alike or widens in place into today's -> that type, in every spelling (a
+    table recorded before its part counted the stored type holds the type as its YAML spelled it). The state check
+    takes such a change for the same logic (the values mean what they meant), and the write widens the stored
+    column. Asked only for a part that differs (adapter.lakeplan_earlier_parts): the spellings run to dozens of
+    digests a column, too many to compute and carry in the manifest for every column of every target."""
+    label, data_type, *settings = column
+    stored = stored_type(data_type or "")
+    earlier = {short(digest([label, spelling, *settings])): narrower
+               for narrower in {*stored_alike(stored), *(alike for promoted in promoted_from(stored)
+                                                         for alike in stored_alike(promoted))}
+               for spelling in spellings(narrower)}  # fmt: skip
+    earlier.pop(short(digest(_stored_column(column))), None)  # today's own part
+    if data_type and stored != data_type:
+        earlier[short(digest(column))] = data_type  # the same declaration, recorded as spelled
+    return earlier
 
 
 def fingerprints(nodes: dict[str, NodeLogic], version: str) -> dict[str, str]:

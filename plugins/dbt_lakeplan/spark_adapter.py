@@ -55,6 +55,7 @@ from pathlib import Path
 
 from dbt_lakeplan import catalog_watch, concurrency, jvm_stopped, metastore_lock, statement_options
 from dbt_lakeplan.cancel import CANCELLATIONS, cancelled_sentence, node_name
+from dbt_lakeplan.fingerprint import earlier_parts
 from dbt_lakeplan.spark_setup import CONF_DIR_SETTING
 
 HIVE_LOCKS = "spark.hadoop.iceberg.engine.hive.lock-enabled"  # on where several sessions commit to one catalog
@@ -654,11 +655,12 @@ def install() -> None:
     SparkAdapter.lakeplan_checked_write = checked_write
     SparkAdapter.lakeplan_stop = stop
     SparkAdapter.lakeplan_shared_catalog = shared_catalog
+    SparkAdapter.lakeplan_earlier_parts = lambda self, column: earlier_parts(list(column)) if column else {}
     # what Jinja's `adapter` may call
     SparkAdapter._available_ = SparkAdapter._available_ | {"lakeplan_attempt", "lakeplan_commit_metadata",
                                                            "lakeplan_fast_forward", "lakeplan_checked_write",
                                                            "lakeplan_stop",
-                                                           "lakeplan_shared_catalog"}
+                                                           "lakeplan_shared_catalog", "lakeplan_earlier_parts"}
 
     def build_spark_relation_list(self, row_list, relation_info_func):
         def information(row):

@@ -3,7 +3,7 @@ its AstBuilder adds), at parse time and without a JVM."""
 
 import pytest
 
-from dbt_lakeplan.fingerprint import digest, short, target_parts, widened_parts
+from dbt_lakeplan.fingerprint import digest, earlier_parts, short, target_parts
 from dbt_lakeplan.spark_types import normal_type, promoted_from, stored_alike, stored_type, type_problem
 
 SPARK_TYPES = [
@@ -65,7 +65,8 @@ def test_a_column_part_declared_narrower_is_known_in_every_spelling():
     """The state check takes a column whose type was widened for the same column: its part as stored (the type
     spelled as the YAML had it) is among today's widened parts."""
     rule = {"merge": "sum"}
-    widened = widened_parts({"c": ["c", "bigint", rule], "s": ["s", "string"], "d": ["d", "decimal(3,1)"]})
+    columns = (["c", "bigint", rule], ["s", "string"], ["d", "decimal(3,1)"])
+    widened = {f"column:{column[0]}": earlier_parts(column) for column in columns}
     for spelling in ("int", "INT", "integer", "INTEGER"):
         assert widened["column:c"][short(digest(["c", spelling, rule]))] == "int"
     # a tinyint and a smallint are stored as an int: the overflow error's fix for them (declare bigint) widens too
@@ -88,4 +89,4 @@ def test_a_column_part_counts_the_type_the_table_stores():
     assert part("tinyint") == part("smallint") == part("INTEGER") == part("int") != part("bigint")
     assert stored_type("Varchar(10)") == "string" and stored_alike("smallint") == ["int", "smallint", "tinyint"]
     for spelled in ("varchar(10)", "Decimal(10, 2)", "TINYINT"):
-        assert short(digest(["c", spelled])) in widened_parts({"c": ["c", spelled]})["column:c"]
+        assert short(digest(["c", spelled])) in earlier_parts(["c", spelled])
