@@ -143,8 +143,8 @@
 {% macro lakeplan_target_part_changes(stored_parts, current_parts, columns, named, node, relation) %}
     {%- set changes = [] -%}
     {%- for part, digest in stored_parts.items() if part not in named and current_parts.get(part) != digest
-        and digest not in adapter.lakeplan_earlier_parts(columns.get(part[7:]) if part.startswith('column:')
-            else none) -%}
+        and digest not in adapter.lakeplan_earlier_parts(columns.get(part.split(':', 1)[-1])
+            if part.startswith('column:') else none) -%}
         {%- set name = part.split(':', 1)[-1] -%}
         {%- set retyped = part.startswith('column:') and part in current_parts -%}
         {%- set stored_type = (adapter.get_columns_in_relation(relation)

@@ -113,14 +113,11 @@
     {%- set decimal = lakeplan.lakeplan_decimal(type) -%}
     {%- set declare = 'declare `' ~ column.name ~ '` as ' -%}
     {%- set where = ' in `' ~ spec.model ~ '`\'s YAML' -%}
-    {%- set stored = lakeplan.lakeplan_iceberg_type(type) -%}
-    {%- set wider = ['decimal(38,' ~ decimal.scale ~ ')'] if decimal and decimal.precision < 38 else [] -%}
-    {%- for source, target in lakeplan.lakeplan_types().promotions if source == stored -%}
-        {%- do wider.append(target) -%}
-    {%- endfor -%}
+    {%- set promoted = lakeplan.lakeplan_types().promotions
+        | selectattr(0, 'equalto', lakeplan.lakeplan_iceberg_type(type)) | map(attribute=1) | first -%}
+    {%- set wider = 'decimal(38,' ~ decimal.scale ~ ')' if decimal and decimal.precision < 38 else promoted -%}
     {%- if wider -%}
-        {{ return(declare ~ wider[0] ~ where ~ '; the next run widens the stored column in place, keeping every '
-            ~ 'value.') }}
+        {{ return(declare ~ wider ~ where ~ '; the next run widens the stored column in place, keeping every value.') }}
     {%- endif -%}
     {%- set rebuilt = 'decimal(38,0)' if type == 'bigint' else 'decimal(38,' ~ (decimal.scale - 1) ~ ') or one with '
         ~ 'fewer digits after the point' if decimal and decimal.scale > 0 else none -%}
