@@ -46,10 +46,13 @@ def member(
     if is_target(materialized.get(target_name)) and target_name not in targets:
         return None  # the target's own settings are wrong, and listed; checking members against it would mislead
     if target_name not in targets:
+        close = difflib.get_close_matches(str(target_name), list(targets), n=1, cutoff=0.6)
         problems.append(
             f"Model `{name}` sets partial_update_target: '{target_name}', but "
             + (f"`{target_name}` is not a partial-update target (it is materialized as `{materialized[target_name]}`)."
-               if target_name in materialized else "no model of that name exists.") + f" {fix}"
+               if target_name in materialized else "no model of that name exists.")
+            + (f" Fix: did you mean the target `{close[0]}`? Set partial_update_target: '{close[0]}'." if close
+               else f" {fix}")
         )  # fmt: skip
         return None
     target, target_settings = targets[target_name]

@@ -128,6 +128,8 @@ def model_settings(node, found: list[str]) -> tuple[ModelSettings | None, dict[s
         found.extend(column_problems + (beside_meta("column", f"column `{name}` of {owner}", column._extra)
                                         if merged else []))
         columns[name] = column_settings
+    # also where the settings are refused (and no plan follows): one parse lists every problem
+    _check_data_types(node, "partial-update target" if merged else "model", found)
     return settings, columns
 
 
@@ -164,7 +166,6 @@ def model_plan(node, settings: ModelSettings, columns: dict[str, Any], found: li
                 f"Column `{column}` of {owner} sets {' and '.join(f'`{name}`' for name in declared)} in its meta, which "
                 "only a column of a partial-update target follows. Fix: remove it, or declare it on the target's column."
             )
-    _check_data_types(node, "partial-update target" if is_target else "model", found)
     table = kind.table
     keyed = _keyed(settings.keyed_by, settings.key_groups, owner, "keyed_by", found)
     if keyed and (len(keyed.keys) != 1 or not table or node.config.get("file_format") != "iceberg"):
@@ -277,8 +278,8 @@ def _check_data_types(node, kind: str, found: list[str]) -> None:
                          "...}`) a comma ends the value")  # fmt: skip
                 fix = f"{quote}, and {fix}" if type_problem(meant) else quote
             found.append(
-                f"Column `{column_name}` of {kind} `{node.name}` has data_type `{column.data_type}`, which is no Spark "
-                f"type ({reason}). Fix: {fix}."
+                f"Column `{column_name}` of {kind} `{node.name}` has data_type `{column.data_type}`, which Spark cannot "
+                f"parse: {reason}{'' if reason.endswith('?') else '.'} Fix: {fix}."
             )
 
 

@@ -130,22 +130,22 @@ def test_an_upsert_whose_source_column_widened_is_told_the_fix_that_keeps_every_
 @pytest.mark.parametrize("files, message", [
     ({**WIDE, "models/wide.yml": target_yml("wide", {"id": "bigint", "a": "decimal(38,6", "b": "bigint"}),
       "models/m1.sql": member("wide", "select 1 as id")},
-     "Column `a` of partial-update target `wide` has data_type `decimal(38,6`, which is no Spark type (`)` expected "
-     "at the end)"),
+     "Column `a` of partial-update target `wide` has data_type `decimal(38,6`, which Spark cannot parse: `)` expected "
+     "at the end. Fix:"),
     ({"models/plain.sql": "{{ config(materialized='table', contract={'enforced': true}) }}\nselect 1 as id",
       "models/plain.yml": "version: 2\nmodels:\n  - name: plain\n    columns:\n      - {name: id, data_type: 'array<int'}\n"},
-     "Column `id` of model `plain` has data_type `array<int`, which is no Spark type (`>` expected at the end)"),
+     "Column `id` of model `plain` has data_type `array<int`, which Spark cannot parse: `>` expected at the end. Fix:"),
     ({**WIDE, "models/m1.sql": member("wide", "select 1 as id"), "models/wide.yml": (  # unquoted in a flow mapping
         "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: id}\n    columns:\n"
         "      - {name: id, data_type: bigint}\n      - {name: a, data_type: decimal(18,2)}\n"
         "      - {name: b, data_type: 'map<string,int>'}\n")},
-     "Column `a` of partial-update target `wide` has data_type `decimal(18`, which is no Spark type (`)` expected at "
-     "the end). Fix: quote the type, `data_type: 'decimal(18,2)'`: in a YAML flow mapping (`{name: ..., data_type: "
+     "Column `a` of partial-update target `wide` has data_type `decimal(18`, which Spark cannot parse: `)` expected at "
+     "the end. Fix: quote the type, `data_type: 'decimal(18,2)'`: in a YAML flow mapping (`{name: ..., data_type: "
      "...}`) a comma ends the value."),
     ({**WIDE, "models/m1.sql": member("wide", "select 1 as id"), "models/wide.yml": (  # cut, and misspelt
         "version: 2\nmodels:\n  - name: wide\n    config: {unique_key: id}\n    columns:\n"
         "      - {name: id, data_type: bigint}\n      - {name: a, data_type: decimall(5,2)}\n")},
-     "has data_type `decimall(5`, which is no Spark type (`decimall` is no Spark type; did you mean decimal?). Fix: "
+     "has data_type `decimall(5`, which Spark cannot parse: `decimall` is no Spark type; did you mean decimal? Fix: "
      "quote the type, `data_type: 'decimall(5,2)'`: in a YAML flow mapping (`{name: ..., data_type: ...}`) a comma "
      "ends the value, and use a type Spark parses"),
 ], ids=["target_column", "contract_column", "flow_mapping", "flow_mapping_misspelt"])  # fmt: skip

@@ -18,6 +18,11 @@ PARSE_CASES = {
         {**TARGET, "models/m.sql": member("nope", "select 1 as id")},
         ["Model `m` sets partial_update_target: 'nope', but no model of that name exists", "Fix:"],
     ),
+    "misspelt_target": (
+        {**TARGET, "models/m.sql": member("wdie", "select 1 as id")},
+        ["Model `m` sets partial_update_target: 'wdie', but no model of that name exists. Fix: did you mean the target "
+         "`wide`? Set partial_update_target: 'wide'."],
+    ),
     "not_a_target": (
         {**TARGET, "models/plain.sql": "select 1 as id", "models/m.sql": member("plain", "select 1 as id")},
         ["`plain` is not a partial-update target (it is materialized as `view`)", "Fix:"],

@@ -40,7 +40,8 @@ TEN = {
     ),
     "models/sums.yml": "version: 2\nmodels:\n  - name: m_zero\n    columns:\n      - {name: a, meta: {merg: sum}}\n"
                        "      - {name: b, meta: {merge_rule: sum, owner: finance}}\n"  # a member: not merged
-                       "      - {name: c, merge: sum, meta: {lakeplan: {merge: sum}}}\n",
+                       "      - {name: c, merge: sum, meta: {lakeplan: {merge: sum}}}\n"
+                       "      - {name: d, data_type: integr}\n",  # in a model whose settings are refused
 }
 TEN_PROBLEMS = [
     ("model `m_zero` sets `parallelism: 0`", "Fix: e.g. `parallelism: 4`"),
@@ -51,7 +52,8 @@ TEN_PROBLEMS = [
     ("model `keyed_view` sets keyed_by ['id'], materialized as view", "Fix: key the model by one column"),
     ("Model `both` is a partial-update target and also sets partial_update_target: 'wide'", "Fix: remove"),
     ("Partial-update target `lonely` has no members", "Fix: set `partial_update_target: 'lonely'`"),
-    ("Column `n` of partial-update target `lonely` has data_type `decimall(5,2)`, which is no Spark type", "Fix: use"),
+    ("Column `n` of partial-update target `lonely` has data_type `decimall(5,2)`, which Spark cannot parse: `decimall` is "
+     "no Spark type; did you mean decimal?", "Fix: use"),
     ("source `raw.events` sets `scan_paralelism`", "did you mean `scan_parallelism`?"),
     ("source `raw.changes` is a changelog (changelog_mode: upsert) without `primary_key`", "Fix: add `primary_key"),
     ("column `a` of model `m_zero` sets `merg`", "did you mean `merge`"),
@@ -59,6 +61,8 @@ TEN_PROBLEMS = [
     ("column `s` of model `lonely` sets `merge: 'sum'` beside its name", "Fix: put it under `meta:`"),
     ("column `t` of model `lonely` nests `merge: 'sum'` under `lakeplan:`", "Fix: put it directly in the column"),
     ("source `raw.beside` sets `scan_parallelism: 4` beside its name", "(`meta: {scan_parallelism: 4}`)"),
+    ("Column `d` of model `m_zero` has data_type `integr`, which Spark cannot parse: `integr` is no Spark type; did you "
+     "mean integer?", "Fix: use"),
 ]
 
 
@@ -68,9 +72,9 @@ def problems_in(log: str) -> list[str]:
 
 def test_one_parse_reports_every_misconfiguration_each_with_its_owner_and_fix(make_project):
     log = make_project("planner_ten", TEN).fail("parse")
-    assert "lakeplan found 16 problem(s) in this project's settings" in log
+    assert "lakeplan found 17 problem(s) in this project's settings" in log
     found = problems_in(log)
-    assert len(found) == 16
+    assert len(found) == 17
     for owner, fix in TEN_PROBLEMS:
         [line] = [problem for problem in found if owner in problem]
         assert fix in line and "Fix:" in line
