@@ -24,9 +24,7 @@
     {%- set change_mode = lakeplan.lakeplan_plan().change_mode -%}
     {%- if not change_mode or change_mode.mode != 'delta' -%}{{ return(none) }}{%- endif -%}
     {%- set existing = load_relation(this) -%}
-    {%- set columns = adapter.get_columns_in_relation(existing) | map(attribute='name') | map('lower') | list
-        if existing is not none and not existing.is_view else [] -%}
-    {%- if 'lakeplan_delta' not in columns -%}{{ return({'rows': 0, 'runs': 0}) }}{%- endif -%}
+    {%- if not lakeplan.lakeplan_in_delta_layout(existing) -%}{{ return({'rows': 0, 'runs': 0}) }}{%- endif -%}
     {%- set counted = lakeplan.lakeplan_delta_size(existing) -%}
     {#- the merged read groups by the key: without a shuffle only on a table bucketed by it -#}
     {%- set layout = lakeplan.lakeplan_table_layout(existing) -%}

@@ -84,7 +84,8 @@
         {%- do log('lakeplan: model `' ~ node.name ~ '`: its table records no fingerprint (built before lakeplan '
             ~ 'recorded them); the next --full-refresh records one.', info=true) -%}
     {%- elif stored.fingerprint != current.fingerprint -%}
-        {%- set changes = lakeplan.lakeplan_state_changes(stored, current, node, relation) -%}
+        {%- set unkept = [] -%}
+        {%- set changes = lakeplan.lakeplan_state_changes(stored, current, node, relation, unkept) -%}
         {%- do verdict.update({'changes': changes}) -%}
         {%- set actions = {'fail': 'refuse', 'full_refresh': 'rebuild', 'ignore': 'ignore'} -%}
         {%- if not changes -%}
@@ -93,7 +94,7 @@
             {%- do verdict.update({'action': 'accept'}) -%}
         {%- else -%}
             {%- do verdict.update({'action': actions[policy], 'message': lakeplan.lakeplan_state_mismatch_message(
-                node, stored, current, changes, policy == 'fail')}) -%}
+                node, stored, current, changes, policy == 'fail', unkept)}) -%}
         {%- endif -%}
         {%- if verdict.action in ['evolve', 'accept'] -%}
             {%- do log('lakeplan: model `' ~ node.name ~ '`: '
@@ -109,8 +110,9 @@
 {#- Why the stored logic of `node`'s table `relation` does not fit, as a list of findings; empty when the current
     logic only adds parts (a partial-update target's new members or columns), which the table can take. The nodes
     named are the ones that changed themselves: each ancestor's own logic is compared, not the input it reaches
-    the model through; a member that changed itself is named once, as a member. -#}
-{% macro lakeplan_state_changes(stored, current, node, relation) %}
+    the model through; a member that changed itself is named once, as a member. `unkept`: filled with the columns
+    whose new type the table cannot take (lakeplan_target_part_changes). -#}
+{% macro lakeplan_state_changes(stored, current, node, relation, unkept) %}
     {%- set changes, changed_members = [], [] -%}
     {%- if stored.version != current.version -%}
         {%- do changes.append('fingerprint_version ' ~ stored.version ~ ' -> ' ~ current.version) -%}
@@ -124,7 +126,7 @@
     {%- endfor -%}
     {%- if stored.parts and current.parts -%}
         {%- do changes.extend(lakeplan.lakeplan_target_part_changes(stored.parts, current.parts,
-            current.columns or {}, changed_members, node, relation)) -%}
+            current.columns or {}, changed_members, node, relation, unkept)) -%}
     {%- elif stored.logic != current.logic -%}
         {%- do changes.append('`' ~ node.name ~ '` changed its own SQL, columns or configs') -%}
     {%- endif -%}
@@ -139,8 +141,9 @@
     column declared with a type Iceberg stores alike or widens in place (`columns`: name -> its declaration, whose
     parts at the narrower types adapter.lakeplan_earlier_parts gives; the write widens the stored column,
     lakeplan_widen_stored_columns). `named`: parts already named (a member that changed itself). A changed column
-    names its type as the table `relation` stores it and as `node`'s YAML declares it. -#}
-{% macro lakeplan_target_part_changes(stored_parts, current_parts, columns, named, node, relation) %}
+    names its type as the table `relation` stores it and as `node`'s YAML declares it; one whose values the stored
+    type cannot all hold is added to `unkept` (how to set it back): the write refuses it, so accepting keeps no table. -#}
+{% macro lakeplan_target_part_changes(stored_parts, current_parts, columns, named, node, relation, unkept) %}
     {%- set changes = [] -%}
     {%- for part, digest in stored_parts.items() if part not in named and current_parts.get(part) != digest
         and digest not in adapter.lakeplan_earlier_parts(columns.get(part.split(':', 1)[-1])
@@ -154,10 +157,15 @@
         {%- set types = lakeplan.lakeplan_plan(node).types if retyped else none -%}
         {%- set stores = lakeplan.lakeplan_iceberg_type(declared, types) if retyped and declared else none -%}
         {%- if stores and stored_type and stores != lakeplan.lakeplan_normal_type(stored_type, types) -%}
-            {#- Iceberg changes a column's type in place only to widen it (and a widening is no change) -#}
+            {#- Iceberg changes a column's type in place only to widen it (and a widening is no change); the write
+                takes a type whose every value the stored one holds (lakeplan_validate_stored_types) -#}
+            {%- set kept = lakeplan.lakeplan_normal_type(stored_type) == 'string'
+                or lakeplan.lakeplan_cast_is_lossless(declared, stored_type) -%}
+            {%- do unkept.append('`' ~ name ~ '` back to ' ~ stored_type) if not kept else none -%}
             {%- do changes.append('column `' ~ name ~ '` changed its type: the table stores ' ~ stored_type
-                ~ ', the YAML declares ' ~ declared ~ ' (accepting keeps ' ~ stored_type
-                ~ ' and writes only values it holds; --full-refresh stores ' ~ stores ~ ')') -%}
+                ~ ', the YAML declares ' ~ declared ~ (' (accepting keeps ' ~ stored_type ~ ' and writes only values '
+                ~ 'it holds' if kept else ' (which the table cannot take without a cast that may lose values, so '
+                ~ 'accepting cannot keep it') ~ '; --full-refresh stores ' ~ stores ~ ')') -%}
         {%- elif retyped -%}
             {%- do changes.append('column `' ~ name ~ '` changed its merge rule or sequence group') -%}
         {%- else -%}
@@ -172,18 +180,18 @@
 
 {#- One line, as lakeplan's other run-time errors, opening with the model's name: on-run-start's error is headed by the
     hook's name (`operation lakeplan-on-run-start-0`), not the model's. -#}
-{% macro lakeplan_state_mismatch_message(node, stored, current, changes, with_fix) %}
+{% macro lakeplan_state_mismatch_message(node, stored, current, changes, with_fix, unkept) %}
     {%- set name = node.name -%}
     {%- set message = 'Model `' ~ name ~ '` (' ~ node.config.materialized ~ ') would reuse a table built by other '
         ~ 'logic: the table records fingerprint ' ~ stored.fingerprint ~ ' (' ~ stored.version ~ '), its logic is now '
         ~ current.fingerprint ~ ' (' ~ current.version ~ '). What changed: ' ~ changes | join('; ')
         ~ '. Reusing it would mix rows computed by the old logic with rows of the new.' -%}
-    {%- if with_fix -%}
-        {%- set message = message ~ ' Fix: to keep the table and what it accumulated, accept the current logic: '
-            ~ 'dbt run -s ' ~ name ~ " --vars '{lakeplan_accept_state: [" ~ name ~ "]}'; to rebuild it from scratch: "
-            ~ 'dbt run --full-refresh -s ' ~ name ~ ' (or set on_state_mismatch: full_refresh to rebuild '
-            ~ 'automatically, ignore to keep the table).' -%}
-    {%- endif -%}
+    {%- set fix = ' Fix: to keep the table and what it accumulated, ' ~ ('set the data_type of ' ~ unkept | join(', ')
+        ~ '; to rebuild it from scratch with the new types: dbt run --full-refresh -s ' ~ name ~ '.' if unkept
+        else 'accept the current logic: dbt run -s ' ~ name ~ " --vars '{lakeplan_accept_state: [" ~ name
+        ~ "]}'; to rebuild it from scratch: dbt run --full-refresh -s " ~ name ~ ' (or set on_state_mismatch: '
+        ~ 'full_refresh to rebuild automatically, ignore to keep the table).') -%}
+    {%- if with_fix -%}{%- set message = message ~ fix -%}{%- endif -%}
     {{ return(message) }}
 {% endmacro %}
 

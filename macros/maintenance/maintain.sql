@@ -76,8 +76,8 @@
                 ~ ' does not exist yet; nothing to do.', info=true) -%}
         {%- else -%}
             {%- set change_mode = lakeplan.lakeplan_plan(node).change_mode -%}
-            {%- set failed = (lakeplan.lakeplan_delta_fold(relation, node)
-                if change_mode and change_mode.mode == 'delta' else none)
+            {%- set failed = (lakeplan.lakeplan_delta_fold(relation, node) if change_mode
+                and change_mode.mode == 'delta' and lakeplan.lakeplan_in_delta_layout(relation) else none)
                 or lakeplan.lakeplan_maintain_table(relation, name, lakeplan.lakeplan_plan(node).maintenance,
                 orphans=true) -%}
             {%- if failed -%}{%- do failures.append('lakeplan_maintain: maintenance of `' ~ name ~ '` failed: '

@@ -88,6 +88,15 @@ def earlier_parts(column: list) -> dict[str, str]:
     return earlier
 
 
+def rerun_logic(settings: Any, columns: dict[str, list], ancestor_logic: dict[str, str]) -> str:
+    """What a partial-update target's rerun guard tells two writes of the same inputs apart by
+    (macros/materializations/partial_update/applied.sql): its logic as the state check compares it, less the
+    columns' types. The check takes a type spelled otherwise or widened in place for the same logic and refuses any
+    other change of type (a target's write stores only its declared types), so a type never makes a rerun new."""
+    untyped = {name: [label, *settings] for name, (label, _, *settings) in columns.items()}
+    return short(digest({"settings": settings, "columns": untyped, "ancestors": ancestor_logic}))
+
+
 def fingerprints(nodes: dict[str, NodeLogic], version: str) -> dict[str, str]:
     """Every node's fingerprint; an input that is not a node (e.g. disabled) counts by its id, and so does an
     input that closes a cycle: dbt refuses a cyclic graph right after parsing, so those values never serve."""

@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 import sqlglot
 
-from dbt_lakeplan.fingerprint import NodeLogic, ancestors, digest, fingerprints, short, target_parts
+from dbt_lakeplan.fingerprint import NodeLogic, ancestors, digest, fingerprints, rerun_logic, short, target_parts
 from dbt_lakeplan.materializations import is_inlined, is_stateful, is_target
 from dbt_lakeplan.merge_rules import DEFAULT_RULE
 from dbt_lakeplan.node_plan import PLAN_KEY
@@ -199,7 +199,7 @@ def _state_record(node, local_parts: dict[str, Any], logic: dict[str, NodeLogic]
     and what may change: every ancestor's own logic (so a mismatch names the node that changed, not the input
     it reached the model through), and for a partial-update target its parts, each checked on its own, and its
     columns (not recorded in the table: where a column's part differs, the state check asks what the part was
-    before its type was widened, fingerprint.earlier_parts)."""
+    before its type was widened, fingerprint.earlier_parts), and the logic its rerun guard compares."""
     if node.resource_type != "model" or not is_stateful(node.config.materialized):
         return {}
     record = {"ancestors": {uid: short(logic[uid].logic) for uid in ancestors(logic, node.unique_id)}}
@@ -209,4 +209,5 @@ def _state_record(node, local_parts: dict[str, Any], logic: dict[str, NodeLogic]
         columns = _target_columns(node)
         record["parts"] = target_parts(settings, columns, {m: prints[m] for m in members})
         record["columns"] = columns
+        record["rerun_logic"] = rerun_logic(settings, columns, record["ancestors"])
     return record

@@ -362,6 +362,15 @@ def test_widening_a_column_as_the_overflow_error_says_keeps_the_stored_values(ma
     assert ("What changed: column `c` changed its type: the table stores bigint, the YAML declares int (accepting keeps "
             "bigint and writes only values it holds; --full-refresh stores int).") in log
     assert rows(spark, table) == [(1, None, 2.5, 4000000000)]
+    # a type whose values bigint cannot all hold: the write would refuse it, so the fix does not offer accepting
+    yml.write_text(target_yml("floats", {**wide, "c": "double"}, rules={"p": "product", "s": "sum", "c": "sum"}))
+    log = " ".join(project.fail("run", c=1).split())
+    assert ("column `c` changed its type: the table stores bigint, the YAML declares double (which the table cannot take "
+            "without a cast that may lose values, so accepting cannot keep it; --full-refresh stores double). ") in log
+    assert ("Fix: to keep the table and what it accumulated, set the data_type of `c` back to bigint; to rebuild it "
+            "from scratch with the new types: dbt run --full-refresh -s floats.") in log
+    assert "lakeplan_accept_state" not in log
+    yml.write_text(target_yml("floats", {**wide, "c": "int"}, rules={"p": "product", "s": "sum", "c": "sum"}))
     # accepted, the narrowing keeps the wider stored column and says so; a stored value int cannot hold still stops.
     # A second project accepts: the same files, and the same schema (so the same table), with the var set in its
     # dbt_project.yml, as --vars '{lakeplan_accept_state: [floats]}' would set it

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from dbt_lakeplan.fingerprint import NodeLogic, ancestors, fingerprints, target_parts
+from dbt_lakeplan.fingerprint import NodeLogic, ancestors, fingerprints, rerun_logic, target_parts
 from dbt_lakeplan.normalize import normalize_sql, render_stable
 
 
@@ -122,3 +122,14 @@ def test_sql_without_jinja_logic_renders_as_jinja_renders_it(sql):
                "scan_source": lambda s, t: f"`source.p.{s}.{t}`", "var": lambda name, default=None: default}
     with_config = {**context, "config": lambda *args, **kwargs: ""}
     assert render(sql) == _ENVIRONMENT.from_string(sql).render(with_config)
+
+
+def test_a_rerun_is_told_apart_by_the_logic_the_state_check_compares_but_never_by_a_type():
+    settings, ancestors_logic = {"sql": "x"}, {"model.p.m": "abc"}
+    columns = {"id": ["id", "bigint"], "n": ["n", "int", {"merge": "sum"}]}
+    same = rerun_logic(settings, columns, ancestors_logic)
+    for data_type in ("INT", "integer", "bigint", "double"):  # respelled, widened; any other change the write refuses
+        assert rerun_logic(settings, {**columns, "n": ["n", data_type, {"merge": "sum"}]}, ancestors_logic) == same
+    assert rerun_logic(settings, {**columns, "n": ["n", "int", {"merge": "max"}]}, ancestors_logic) != same
+    assert rerun_logic(settings, columns, {"model.p.m": "abd"}) != same
+    assert rerun_logic({"sql": "y"}, columns, ancestors_logic) != same

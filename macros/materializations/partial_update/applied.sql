@@ -1,8 +1,8 @@
 {#- What a target's write applied, so that an exact repeat of it writes nothing. A `sum` (or another rule that counts
     the same rows twice: lakeplan_counted_columns) adds what a run sends: a rerun of a run that did commit (a killed
     process, a lost terminal: the user could not tell) would count it twice. Each write of a target with such a
-    column tags the snapshot it committed `lakeplan_applied_<digest>`, the digest of the target's logic, each
-    member's query as this run renders it, and the snapshot every table the members read was at. A run whose digest
+    column tags the snapshot it committed `lakeplan_applied_<digest>`, the digest of the target's logic (as the state
+    check compares it, less the columns' types: fingerprint.rerun_logic), each member's query as this run renders it, and the snapshot every table the members read was at. A run whose digest
     tags a snapshot in the table's current history already holds its rows.
     Only inputs whose state has a name are recognised: the members read at least one Iceberg table, every relation
     they read is one (or data in the query itself) and none reads the clock; otherwise nothing is skipped, and a
@@ -49,8 +49,8 @@
     {%- for write_group in write_groups -%}
         {%- for member in write_group.members -%}{%- do queries.append(member.query) -%}{%- endfor -%}
     {%- endfor -%}
-    {%- set fingerprint = (model.config.get('lakeplan_fingerprint') or {}).get('fingerprint') -%}
-    {%- set tag = 'lakeplan_applied_' ~ local_md5(tojson([fingerprint, queries, snapshots | sort]))[:16] -%}
+    {%- set logic = (model.config.get('lakeplan_fingerprint') or {}).get('rerun_logic') -%}
+    {%- set tag = 'lakeplan_applied_' ~ local_md5(tojson([logic, queries, snapshots | sort]))[:16] -%}
     {%- set applied = {'tag': tag, 'repeat': false, 'stale': []} -%}
     {%- if existing is not none and not existing.is_view -%}
         {%- set relation = existing | string -%}

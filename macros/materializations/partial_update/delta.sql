@@ -119,15 +119,23 @@
     {%- endif -%}
 {% endmacro %}
 
+{#- Dropping a target's views of the delta layout, readers first. `kept_only`: only those the catalog holds (a
+    rebuild in another change_mode, which most often has none). -#}
+{% macro lakeplan_drop_delta_views_sql(target, kept_only=false) %}
+    {%- set statements = [] -%}
+    {%- for view in [lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_folded_relation(target),
+            lakeplan.lakeplan_stored_relation(target)]
+            if not kept_only or adapter.get_relation(view.database, view.schema, view.identifier) -%}
+        {%- do statements.append('drop view if exists ' ~ view) -%}
+    {%- endfor -%}
+    {{ return(statements) }}
+{% endmacro %}
+
 {#- A table that left change_mode delta with no delta rows (lakeplan_refuse_unfolded_delta): its views and lakeplan's
     columns go (Iceberg drops a dropped column's metrics properties with it), so that `select *` through `ref()`
     shows the declared columns alone. Changes of metadata, not of rows. -#}
 {% macro lakeplan_leave_delta_sql(target, spec, stored_names) %}
-    {%- set statements = [] -%}
-    {%- for view in [lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_folded_relation(target),
-            lakeplan.lakeplan_stored_relation(target)] -%}
-        {%- do statements.append('drop view if exists ' ~ view) -%}
-    {%- endfor -%}
+    {%- set statements = lakeplan.lakeplan_drop_delta_views_sql(target) -%}
     {%- set delta_columns = lakeplan.lakeplan_delta_columns(spec) | map(attribute=0) | map('lower') | list -%}
     {%- set columns = [] -%}
     {#- and the written flags of columns the YAML no longer declares -#}
@@ -508,6 +516,13 @@
             ~ ' where lakeplan_delta').rows[0] -%}
     {%- endif -%}
     {{ return({'rows': found[0] | int, 'runs': found[1] | int}) }}
+{% endmacro %}
+
+{#- Whether a target's table has the delta's columns: not yet where it was built in another change_mode and its model
+    has not run in delta mode since (none: no table). -#}
+{% macro lakeplan_in_delta_layout(relation) %}
+    {%- if relation is none or relation.is_view -%}{{ return(false) }}{%- endif -%}
+    {{ return('lakeplan_delta' in adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower')) }}
 {% endmacro %}
 
 {#- Compaction of a target in delta mode (`node`: its graph node; none: the model being run), once its delta rows

@@ -57,9 +57,18 @@
 {% macro lakeplan_partial_update_steps(prepared, record=true) %}
     {%- set target, write_groups = prepared.relation, prepared.write_groups -%}
     {%- set spec, creates = prepared.spec, prepared.creates -%}
+    {%- set delta_mode = lakeplan.lakeplan_plan().change_mode.mode == 'delta' -%}
+    {#- the table's shape as the YAML declares it, first: also on a run that writes no rows (a repeat, nothing new),
+        so that the shape a reader of ref() meets is always this run's (its change_mode's views, widened types) -#}
+    {%- set stored_names = adapter.get_columns_in_relation(target) | map(attribute='name') | list
+        if not creates else [] -%}
+    {%- set steps = [] -%}
+    {%- for statement in ([] if creates else lakeplan.lakeplan_partial_update_shape_sql(target, spec, stored_names)) -%}
+        {%- do steps.append({'name': none, 'sql': statement}) -%}
+    {%- endfor -%}
     {%- if record and prepared.applied.repeat -%}
-        {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ' already holds this run (tag ' ~ prepared.applied.tag
-            ~ '): not written\nselect 0 as lakeplan_rows', 'unwritten': 'ALREADY APPLIED'}]) }}
+        {{ return(steps + [{'name': 'main', 'sql': '-- ' ~ target ~ ' already holds this run (tag '
+            ~ prepared.applied.tag ~ '): not written\nselect 0 as lakeplan_rows', 'unwritten': 'ALREADY APPLIED'}]) }}
     {%- endif -%}
     {%- set read = lakeplan.lakeplan_new_rows_read() -%}
     {%- set views = write_groups | map(attribute='members') | sum(start=[]) | map(attribute='view') | list -%}
@@ -67,7 +76,7 @@
     {%- if not creates and (read.nothing_new
         or read.quiet and lakeplan.lakeplan_sends_no_rows('select 1 from ' ~ views | join(' union all select 1 from '))) -%}
         {%- do lakeplan.lakeplan_log_nothing_new(read, 'its members read', info=record) -%}
-        {{ return([{'name': 'main', 'sql': '-- ' ~ target ~ ': nothing new to write\nselect 0 as lakeplan_rows',
+        {{ return(steps + [{'name': 'main', 'sql': '-- ' ~ target ~ ': nothing new to write\nselect 0 as lakeplan_rows',
             'unwritten': 'NOTHING NEW'}]) }}
     {%- endif -%}
     {%- set writes = record and lakeplan.lakeplan_writes(prepared.existing) -%}
@@ -84,28 +93,8 @@
         {{ return([{'name': 'main', 'sql': lakeplan.lakeplan_empty_run_sql(counts | join('\nunion all\n')),
             'unwritten': 'NOT WRITTEN (--empty)'}]) }}
     {%- endif -%}
-    {%- set delta_mode = lakeplan.lakeplan_plan().change_mode.mode == 'delta' -%}
-    {#- the columns the YAML newly declares (a new member's): a change of the table's schema, not of its rows, so
-        it is made first, on the table itself, and stays (NULL) if the write then fails -#}
     {%- set before = [] -%}
     {%- if not creates -%}
-        {%- set stored_names = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
-        {%- set present = stored_names | map('lower') | list -%}
-        {%- set additions = [] -%}
-        {%- for column in spec.columns if column.name | lower not in present -%}
-            {%- do additions.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
-        {%- endfor -%}
-        {%- if additions -%}
-            {%- do before.append('alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
-        {%- endif -%}
-        {%- if delta_mode -%}
-            {%- do before.extend(lakeplan.lakeplan_delta_table_sql(target, spec, stored_names)) -%}
-            {#- before the append: a view that failed after it would report a committed run as failed -#}
-            {%- do before.extend(lakeplan.lakeplan_delta_views_sql(target, spec)) -%}
-        {%- elif 'lakeplan_delta' in present -%}
-            {%- do lakeplan.lakeplan_refuse_unfolded_delta(target, spec) -%}
-            {%- do before.extend(lakeplan.lakeplan_leave_delta_sql(target, spec, stored_names)) -%}
-        {%- endif -%}
         {%- set reads = [] -%}
         {%- for write_group in write_groups -%}
             {%- for member in write_group.members -%}
@@ -159,19 +148,43 @@
         else {'before': [], 'after': []} -%}
     {%- do before.extend(consumed.before) -%}
     {%- set after = consumed.after + lakeplan.lakeplan_partial_update_applied_sql(target, prepared.applied) + after -%}
-    {%- set steps = [] -%}
     {%- for statement in before -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {%- do steps.extend(writes) -%}
-    {%- if delta_mode and creates -%}
-        {#- a new table holds no delta rows; its row lineage orders the runs to come -#}
+    {%- if creates -%}
+        {#- a new table holds no delta rows; its row lineage orders the runs to come. Rebuilt in another change_mode, it
+            keeps no view of the delta layout (they would read columns it no longer has). -#}
         {%- set views = ["alter table " ~ target ~ " set tblproperties ('format-version' = '3')"]
-            + lakeplan.lakeplan_delta_views_sql(target, spec) -%}
+            + lakeplan.lakeplan_delta_views_sql(target, spec) if delta_mode
+            else lakeplan.lakeplan_drop_delta_views_sql(target, kept_only=true) -%}
         {%- for statement in views -%}{%- do steps.append({'name': none, 'sql': statement}) -%}{%- endfor -%}
     {%- endif -%}
     {%- for statement in after -%}
         {%- do steps.append({'name': none, 'sql': statement, 'records': target}) -%}
     {%- endfor -%}
     {{ return(steps) }}
+{% endmacro %}
+
+{#- What makes a kept table the shape its YAML declares, as changes of metadata, not of rows (`stored_names`: its
+    columns' names): the columns the YAML newly declares (a new member's), which stay (NULL) if the write then fails;
+    in change_mode delta the delta's columns and its views, made before the append (a view failing after it would
+    report a committed run as failed); leaving change_mode delta, their removal, refused while delta rows wait. -#}
+{% macro lakeplan_partial_update_shape_sql(target, spec, stored_names) %}
+    {%- set present = stored_names | map('lower') | list -%}
+    {%- set statements, additions = [], [] -%}
+    {%- for column in spec.columns if column.name | lower not in present -%}
+        {%- do additions.append(lakeplan.lakeplan_quote(column.name) ~ ' ' ~ column.data_type) -%}
+    {%- endfor -%}
+    {%- if additions -%}
+        {%- do statements.append('alter table ' ~ target ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
+    {%- endif -%}
+    {%- if lakeplan.lakeplan_plan().change_mode.mode == 'delta' -%}
+        {%- do statements.extend(lakeplan.lakeplan_delta_table_sql(target, spec, stored_names)) -%}
+        {%- do statements.extend(lakeplan.lakeplan_delta_views_sql(target, spec)) -%}
+    {%- elif 'lakeplan_delta' in present -%}
+        {%- do lakeplan.lakeplan_refuse_unfolded_delta(target, spec) -%}
+        {%- do statements.extend(lakeplan.lakeplan_leave_delta_sql(target, spec, stored_names)) -%}
+    {%- endif -%}
+    {{ return(statements) }}
 {% endmacro %}
 
 {#- The comment line naming the write group a statement writes, after its settings header: for a reader of
