@@ -521,7 +521,10 @@ SWITCHED = {
 }
 
 
-def test_a_target_switched_to_delta_mode_on_a_run_that_writes_no_rows_is_read_merged_from_that_run(make_project, spark):
+def test_a_target_switched_to_or_from_delta_mode_is_read_as_its_table_holds_it_until_and_from_its_next_run(
+        make_project, spark):
+    """A run of the target that writes no rows (a repeat, nothing new) still makes its table the shape its change_mode
+    asks; a reader of ref() run before the target's next run reads the table as it is laid out."""
     project = make_project("delta_switch", SWITCHED)
     events, table = "lakeplan_delta_switch.events", "lakeplan_delta_switch.totals"
     spark.sql("create database if not exists lakeplan_delta_switch")
@@ -534,10 +537,17 @@ def test_a_target_switched_to_delta_mode_on_a_run_that_writes_no_rows_is_read_me
                 if view.viewName.startswith("totals__") and not view.isTemporary] == []
         project.run("run", new=new)  # in place: nothing written
         written = snapshots(spark, table)
+        # a reader run alone after the switch, before the target's run: the table holds no delta rows yet
+        project.run("run", "--select", "reads_totals", new=new, mode="delta")
+        assert rows(spark, "lakeplan_delta_switch.reads_totals") == [(1, 5), (2, 7)]
         project.run("run", new=new, mode="delta")
         assert unwritten in project.shown.lower() and snapshots(spark, table) == written
         assert rows(spark, f"{table}__lakeplan_merged") == rows(spark, "lakeplan_delta_switch.reads_totals") == [
             (1, 5), (2, 7)]
         spark.sql(f"insert into {events} values (1, 1)")
         project.run("run", new=new, mode="delta")  # a member reading its whole input sends it again: a sum adds it
-        assert rows(spark, f"{table}__lakeplan_merged") == ([(1, 6), (2, 7)] if new else [(1, 11), (2, 14)])
+        merged = [(1, 6), (2, 7)] if new else [(1, 11), (2, 14)]
+        assert rows(spark, f"{table}__lakeplan_merged") == merged
+        # switched back, a reader run alone before the target's run: its delta rows are not folded yet, read merged
+        project.run("run", "--select", "reads_totals", new=new, mode="copy_on_write")
+        assert rows(spark, "lakeplan_delta_switch.reads_totals") == merged

@@ -119,12 +119,17 @@
     {%- endif -%}
 {% endmacro %}
 
-{#- Dropping a target's views of the delta layout, readers first. `kept_only`: only those the catalog holds (a
-    rebuild in another change_mode, which most often has none). -#}
+{#- A target's views of the delta layout, readers first. -#}
+{% macro lakeplan_delta_views(target) %}
+    {{ return([lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_folded_relation(target),
+        lakeplan.lakeplan_stored_relation(target)]) }}
+{% endmacro %}
+
+{#- Dropping a target's views of the delta layout. `kept_only`: only those the catalog holds (a rebuild in another
+    change_mode, which most often has none). -#}
 {% macro lakeplan_drop_delta_views_sql(target, kept_only=false) %}
     {%- set statements = [] -%}
-    {%- for view in [lakeplan.lakeplan_merged_relation(target), lakeplan.lakeplan_folded_relation(target),
-            lakeplan.lakeplan_stored_relation(target)]
+    {%- for view in lakeplan.lakeplan_delta_views(target)
             if not kept_only or adapter.get_relation(view.database, view.schema, view.identifier) -%}
         {%- do statements.append('drop view if exists ' ~ view) -%}
     {%- endfor -%}

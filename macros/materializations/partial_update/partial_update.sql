@@ -28,6 +28,13 @@
     {%- if not prepared.creates -%}{%- do lakeplan.lakeplan_delta_compact_after_write(target_relation) -%}{%- endif %}
     {% do persist_docs(target_relation, model) %}
     {{ run_hooks(post_hooks) }}
+    {#- dbt's relation cache, which ref() asks for the merged view: it learns of the views a relation returned here
+        adds, and of the ones this run dropped (leaving delta mode, or a rebuild in another mode) from cache_dropped -#}
+    {%- set views = [] if lakeplan.lakeplan_empty_run() else lakeplan.lakeplan_delta_views(target_relation) -%}
+    {%- if lakeplan.lakeplan_plan().change_mode.mode == 'delta' -%}
+        {{ return({'relations': [target_relation] + views}) }}
+    {%- endif -%}
+    {%- for view in views -%}{%- do adapter.cache_dropped(view) -%}{%- endfor -%}
     {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
 
