@@ -512,7 +512,7 @@ def test_a_change_of_one_key_is_folded_into_a_bucketed_table_without_shuffling_i
 SWITCHED = {
     "models/sources.yml": "version: 2\nsources:\n  - {name: raw, schema: lakeplan_delta_switch, tables: [{name: events}]}\n",
     "models/totals.sql": "{{ partial_update_target() }}",
-    "models/totals.yml": target_yml("totals", {"id": "bigint", "total": "bigint"}, rules={"total": "sum"},
+    "models/totals.yml": target_yml("totals", {"id": "bigint", "total": "int"}, rules={"total": "sum"},
                                     change_mode=f"{{{{ {env_value('mode', 'copy_on_write')} }}}}"),
     "models/totals_m.sql": member("totals", f"select id, amount as total from {{% if {env_value('new', 0)} == '1' %}}"
                                             "{{ lakeplan.new_rows(source('raw', 'events')) }}"
@@ -528,7 +528,10 @@ def test_a_target_switched_to_or_from_delta_mode_is_read_as_its_table_holds_it_u
     project = make_project("delta_switch", SWITCHED)
     events, table = "lakeplan_delta_switch.events", "lakeplan_delta_switch.totals"
     spark.sql("create database if not exists lakeplan_delta_switch")
+    yml = project.path / "models" / "totals.yml"
+    declared = yml.read_text()
     for new, unwritten in [(0, "already holds this run"), (1, "nothing new")]:
+        yml.write_text(declared)
         spark.sql(f"create or replace table {events} (id bigint, amount bigint) using iceberg")
         spark.sql(f"insert into {events} values (1, 5), (2, 7)")
         project.run("run", "--full-refresh", new=new, mode="copy_on_write")
@@ -544,6 +547,13 @@ def test_a_target_switched_to_or_from_delta_mode_is_read_as_its_table_holds_it_u
         assert unwritten in project.shown.lower() and snapshots(spark, table) == written
         assert rows(spark, f"{table}__lakeplan_merged") == rows(spark, "lakeplan_delta_switch.reads_totals") == [
             (1, 5), (2, 7)]
+        # a type widened in place and one spelled otherwise: the same logic, so still the same run; the views show
+        # the widened type
+        yml.write_text(declared.replace("'int'", "'bigint'").replace("'bigint'}", "'BIGINT'}", 1))
+        project.run("run", new=new, mode="delta")
+        assert unwritten in project.shown.lower() and snapshots(spark, table) == written
+        assert rows(spark, f"{table}__lakeplan_merged") == [(1, 5), (2, 7)]
+        assert dict(spark.table(f"{table}__lakeplan_merged").dtypes)["total"] == "bigint"
         spark.sql(f"insert into {events} values (1, 1)")
         project.run("run", new=new, mode="delta")  # a member reading its whole input sends it again: a sum adds it
         merged = [(1, 6), (2, 7)] if new else [(1, 11), (2, 14)]
