@@ -121,7 +121,8 @@
         if ancestor in current.ancestors and current.ancestors[ancestor] != logic -%}
         {%- set member = ('member:' ~ ancestor) in (stored.parts or {}) -%}
         {%- if member -%}{%- do changed_members.append('member:' ~ ancestor) -%}{%- endif -%}
-        {%- do changes.append(('member `' ~ ancestor.split('.')[-1] if member else '`' ~ ancestor)
+        {#- named as the user writes it: model `orders`, seed `segments`, source `raw.events` -#}
+        {%- do changes.append(('member' if member else ancestor.split('.')[0]) ~ ' `' ~ ancestor.split('.', 2)[-1]
             ~ '` changed its own SQL, columns or configs') -%}
     {%- endfor -%}
     {%- if stored.parts and current.parts -%}

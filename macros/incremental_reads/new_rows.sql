@@ -74,7 +74,11 @@
     {%- if current is none or consumed == current -%}
         {{ return(marker ~ '(' ~ (keys_of or 'select * from ') ~ relation ~ ' where false)') }}
     {%- elif consumed is none -%}
-        {{ return(whole) }}
+        {#- a table that exists yet records nothing of this input consumed may hold rows read from it before (a member
+            that read it whole): the write decides (lakeplan_check_whole_reads) -#}
+        {{ return(('/* lakeplan ' ~ ('changed_keys' if key else 'new_rows') ~ ' reads all of ' ~ relation
+            ~ ' (unrecorded): `' ~ consumer.identifier ~ '` records no snapshot of it consumed */ '
+            if consumer is not none and not consumer.is_view and not flags.FULL_REFRESH else '') ~ whole) }}
     {%- endif -%}
     {%- set changed = [] -%}
     {%- set expired = since_consumed is none -%}  {#- or no longer in the lineage: see `kind` below -#}
@@ -350,8 +354,8 @@
 {% endmacro %}
 
 {#- The inputs a model's (or member's) SQL `text` reads whole with new_rows or changed_keys, from the comments
-    lakeplan_read_since_consumed puts there: [(`new_rows` or `changed_keys`, input, `expired`, `replaced` or `changed`,
-    why)]. -#}
+    lakeplan_read_since_consumed puts there: [(`new_rows` or `changed_keys`, input, `expired`, `replaced`, `changed` or
+    `unrecorded`, why)]. -#}
 {% macro lakeplan_new_rows_read_whole(text) %}
     {{ return(modules.re.findall('/\\* lakeplan (new_rows|changed_keys) reads all of (\\S+) \\((\\w+)\\): (.*?) \\*/',
         text)) }}

@@ -224,6 +224,17 @@ def _unbuilt_input(error: str | None, node, manifest) -> str | None:
             "explain again.")
 
 
+def _before_delta_layout(error: str | None, node, live: dict[str, Any]) -> str | None:
+    """The sentence for Spark's `error` where it names lakeplan's delta columns in a target switched to change_mode
+    delta whose table is not laid out for it yet (its next run adds them first), else None."""
+    delta = live.get("delta")
+    if not error or delta is None or "layout" in delta or "lakeplan_" not in error:
+        return None
+    return (f"`{node.name}` is in change_mode delta, but its table is not laid out for it yet: its next run adds "
+            "lakeplan's columns and views, then appends its change, and explain plans against the table as it is. "
+            f"Fix: run it once (`dbt run -s {node.name}`), then run explain again to see its delta write.")
+
+
 def _table(uid: str, manifest) -> str | None:
     if uid in manifest.sources:
         source = manifest.sources[uid]
@@ -267,11 +278,11 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         plans = "\n".join(s.get("plan", "") for s in entry["statements"])
         moved = explain.moved_tables(plans, [t for t in tables.values() if t])
         entry["moved_inputs"] = sorted(uid for uid, table in tables.items() if table in moved)
-        # an input not built yet, as Spark refused a statement: said once for the model, with its fix
+        # an input not built yet, as Spark refused a statement: said once for the model, with its fix; a table its
+        # next run lays out for delta mode is no error, the statement says why it has no plan
         unbuilt = [_unbuilt_input(s.get("error"), node, manifest) for s in entry["statements"]]
         for statement, sentence in zip(entry["statements"], unbuilt):
-            if sentence:
-                statement["error"] = sentence
+            statement["error"] = sentence or _before_delta_layout(statement.get("error"), node, live) or statement.get("error")
         entry["error"] = next(filter(None, unbuilt), None)
     entry["keyed"] = explain.keyed_report(live.get("keyed_inputs") or [], entry["shuffles"], error)
     if "partial_update" in plan:

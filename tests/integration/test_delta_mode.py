@@ -8,7 +8,7 @@ import threading
 import time
 from decimal import Decimal
 
-from tests.conftest import env_value, given, snapshots
+from tests.conftest import command_values, env_value, given, snapshots
 from tests.integration.test_explain import explain
 from tests.integration.test_merge_rules import (AFTER_FIRST_RUN, AFTER_SECOND_RUN, COUNTERS, FLOATS_PROJECT, PAIMON_RESULTS,
                                                SEQUENCE_PROJECT, by_step, select)
@@ -543,6 +543,14 @@ def test_a_target_switched_to_or_from_delta_mode_is_read_as_its_table_holds_it_u
         # a reader run alone after the switch, before the target's run: the table holds no delta rows yet
         project.run("run", "--select", "reads_totals", new=new, mode="delta")
         assert rows(spark, "lakeplan_delta_switch.reads_totals") == [(1, 5), (2, 7)]
+        if not new:  # explain plans against the table as it is: the delta write, once the next run laid it out
+            with command_values({"mode": "delta"}):
+                code, _, models = explain(project, "--select", "totals")
+            assert code == 0 and models["totals"]["error"] is None
+            assert [statement["error"] for statement in models["totals"]["statements"] if statement.get("error")] == [(
+                "`totals` is in change_mode delta, but its table is not laid out for it yet: its next run adds "
+                "lakeplan's columns and views, then appends its change, and explain plans against the table as it "
+                "is. Fix: run it once (`dbt run -s totals`), then run explain again to see its delta write.")]
         project.run("run", new=new, mode="delta")
         assert unwritten in project.shown.lower() and snapshots(spark, table) == written
         assert rows(spark, f"{table}__lakeplan_merged") == rows(spark, "lakeplan_delta_switch.reads_totals") == [

@@ -124,7 +124,7 @@ def test_a_logic_change_upstream_changes_both_and_stops_the_incremental_model(pr
     log = project.fail("run", "--select", "upstream", "totals")  # upstream is rebuilt, totals stops
     assert "Compilation Error in model totals" in log
     assert f"the table records fingerprint {v3['totals']} (v3), its logic is now {v3_after['totals']} (v3)" in log
-    assert "What changed: `model.lakeplan.upstream` changed its own SQL, columns or configs." in log
+    assert "What changed: model `upstream` changed its own SQL, columns or configs." in log
     assert "accept the current logic: dbt run -s totals --vars '{lakeplan_accept_state: [totals]}'" in log
     assert "to rebuild it from scratch: dbt run --full-refresh -s totals" in log
     assert sorted(spark.sql("select * from lakeplan_prints.totals").collect()) == before

@@ -559,6 +559,22 @@ def test_a_rule_that_counts_rows_again_stops_where_the_input_changed_or_expired(
     assert ("Fix: rebuild it with `dbt run -s tallies --full-refresh` after each rebuild or rollback of "
             "lakeplan_new_rows_tally.orders.") in log
 
+    # a member that read its input whole, then reads it with new_rows: the table records none of it consumed, but
+    # holds the counts of every row the member read before
+    write_files(project.path, {"models/seen.sql": member("tallies", "{{ source('raw', 'orders') }}", "customer, id as seen")})
+    project.run("run", "--full-refresh")
+    counted = table_rows(spark, f"{schema}.tallies")
+    write_files(project.path, {"models/seen.sql": member(
+        "tallies", "{{ lakeplan.new_rows(source('raw', 'orders')) }}", "customer, id as seen")})
+    spark.sql(f"insert into {schema}.orders values (7, 10, 1)")
+    log = " ".join(project.fail("run", "--vars", "{lakeplan_accept_state: [tallies]}").split())
+    assert ("`seen` reads new_rows(lakeplan_new_rows_tally.orders), but `tallies` records no snapshot of it consumed "
+            "while it holds what `seen` sent before: `tallies` adds up what `seen` sends (`seen` (count)), and reading "
+            "the input whole would count its rows again. `tallies` is unchanged. Fix: rebuild it with `dbt run -s "
+            "tallies --full-refresh`; or, if `seen` never read lakeplan_new_rows_tally.orders before (a new input of "
+            "it), read it in a new member of its own, whose columns hold nothing of it yet.") in log
+    assert table_rows(spark, f"{schema}.tallies") == counted
+
 
 def test_a_model_that_also_reads_a_table_whole_is_written_when_only_that_table_changed(make_project, spark):
     """A write is skipped as `nothing new` only when every table the model reads (through its members) is read with

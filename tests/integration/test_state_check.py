@@ -105,7 +105,7 @@ def test_a_refusal_names_the_changed_node_and_writes_nothing(project, spark):
     log = project.fail("build", "-s", "segments+")
     assert (
         "Model `wide` (partial_update) would reuse a table built by other logic" in log
-        and "What changed: `seed.lakeplan.segments` changed its own SQL, columns or configs; member `m_profile` "
+        and "What changed: seed `segments` changed its own SQL, columns or configs; member `m_profile` "
         "changed. Reusing it" in log
     )
     assert "dbt run -s wide --vars '{lakeplan_accept_state: [wide]}'" in log and "Nothing was written." in log
@@ -147,7 +147,7 @@ def test_a_mismatch_stops_run_but_never_compile_docs_or_ls(project, spark):
     assert [line[:40] for line in lines] == ["1. Model `totals` (incremental) would re", "2. Model `wide` (partial_update) would r"]
     assert lines[1].endswith("Nothing was written.") and "Nothing was written." not in lines[0]
     # a model's own change is named with the model (it read "...; its own SQL, columns or configs.")
-    assert ("What changed: `seed.lakeplan.customers` changed its own SQL, columns or configs; `totals` changed its "
+    assert ("What changed: seed `customers` changed its own SQL, columns or configs; `totals` changed its "
             "own SQL, columns or configs. Reusing it") in lines[0]
     assert counts(spark, WIDE, TOTALS) == before
 

@@ -11,13 +11,14 @@
         {%- do adapter.drop_relation(prepared.existing) -%}
     {%- endif -%}
 
+    {#- the steps first: a refusal they raise (leaving delta mode with delta rows) comes before any word of a repeat -#}
+    {%- set steps = lakeplan.lakeplan_partial_update_steps(prepared) -%}
     {%- if prepared.applied.repeat -%}
         {%- do log('lakeplan: `' ~ model.name ~ '` already holds this run: its logic, its members\' queries and the '
             ~ 'snapshots of the tables they read are those of a write it committed (tag `' ~ prepared.applied.tag
             ~ '`), so nothing was written and no `sum` counts it twice. A new input snapshot, or --full-refresh, '
             ~ 'writes again.', info=true) -%}
     {%- endif -%}
-    {%- set steps = lakeplan.lakeplan_partial_update_steps(prepared) -%}
     {%- do lakeplan.lakeplan_run_steps(steps) -%}
     {#- dbt keeps the statement named `main` in target/run/: every statement of the write, in the order they ran -#}
     {%- do write(lakeplan.lakeplan_partial_update_script(steps)) -%}

@@ -175,8 +175,16 @@
     {{ return(counted) }}
 {% endmacro %}
 
+{#- Whether the target's table holds rows and records the member `unique_id` among its parts (or records no parts:
+    a table recorded before them): rows the member sent before may be in it. -#}
+{% macro lakeplan_holds_member_rows(unique_id) %}
+    {%- set parts = lakeplan.lakeplan_stored_fingerprint(this).parts -%}
+    {%- if parts is not none and ('member:' ~ unique_id) not in parts -%}{{ return(false) }}{%- endif -%}
+    {{ return(run_query('select 1 from ' ~ this ~ ' limit 1').rows | length > 0) }}
+{% endmacro %}
+
 {#- A member that reads new_rows of an input whole (its rows changed, or the snapshot the last write consumed
-    expired or left its history) would send rows the target already holds: where the member writes a column whose
+    expired or left its history, or the table records none of it while the member's rows are in it) would send rows the target already holds: where the member writes a column whose
     rule counts them again, the write stops with the fix before anything is written. Otherwise the write goes on,
     and each whole reading is logged. -#}
 {% macro lakeplan_check_whole_reads(write_groups, spec) %}
@@ -184,14 +192,19 @@
     {%- for member in members -%}
         {%- set counted = lakeplan.lakeplan_counted_columns(spec, member.written | map('lower') | list) -%}
         {%- for reader, relation, kind, cause in lakeplan.lakeplan_new_rows_read_whole(member.ctes | join('\n'))
-            if counted and reader == 'new_rows' -%}
+            if counted and reader == 'new_rows'
+            and (kind != 'unrecorded' or lakeplan.lakeplan_holds_member_rows(member.config.unique_id)) -%}
             {%- set keep = {
                 'expired': ', and keep the snapshots of ' ~ relation ~ ' (its expire_snapshots retention) longer '
                     ~ 'than the time between two runs of `' ~ spec.model ~ '`.',
                 'replaced': ' after each rebuild or rollback of ' ~ relation ~ '.',
-                'changed': ', or append to ' ~ relation ~ ' instead of changing its rows.'}[kind] -%}
+                'changed': ', or append to ' ~ relation ~ ' instead of changing its rows.',
+                'unrecorded': '; or, if `' ~ member.config.name ~ '` never read ' ~ relation ~ ' before (a new input '
+                    ~ 'of it), read it in a new member of its own, whose columns hold nothing of it yet.'}[kind] -%}
             {%- do exceptions.raise_compiler_error('`' ~ member.config.name ~ '` reads new_rows(' ~ relation ~ '), '
-                ~ ('whose ' ~ cause if kind == 'changed' else 'but ' ~ cause ~ ', so what is new since cannot be told')
+                ~ ('whose ' ~ cause if kind == 'changed' else 'but ' ~ cause ~ ' while it holds what `'
+                ~ member.config.name ~ '` sent before' if kind == 'unrecorded'
+                else 'but ' ~ cause ~ ', so what is new since cannot be told')
                 ~ ': `' ~ spec.model ~ '` adds up what `' ~ member.config.name
                 ~ '` sends (' ~ counted | join(', ') ~ '), and reading the input whole would count its rows again. `'
                 ~ spec.model ~ '` is unchanged. Fix: rebuild it with `dbt run -s ' ~ spec.model ~ ' --full-refresh`'
