@@ -76,9 +76,9 @@
     {%- elif consumed is none -%}
         {#- a table that exists yet records nothing of this input consumed may hold rows read from it before (a member
             that read it whole): the write decides (lakeplan_check_whole_reads) -#}
-        {{ return(('/* lakeplan ' ~ ('changed_keys' if key else 'new_rows') ~ ' reads all of ' ~ relation
-            ~ ' (unrecorded): `' ~ consumer.identifier ~ '` records no snapshot of it consumed */ '
-            if consumer is not none and not consumer.is_view and not flags.FULL_REFRESH else '') ~ whole) }}
+        {{ return((lakeplan.lakeplan_whole_read_marker(key, relation, 'unrecorded', '`' ~ consumer.identifier
+            ~ '` records no snapshot of it consumed') if consumer is not none and not consumer.is_view
+            and not flags.FULL_REFRESH else '') ~ whole) }}
     {%- endif -%}
     {%- set changed = [] -%}
     {%- set expired = since_consumed is none -%}  {#- or no longer in the lineage: see `kind` below -#}
@@ -108,8 +108,7 @@
                 ~ changed | join(', ') ~ ')'}[kind] -%}
         {#- the marker tells the write why the input is read whole (lakeplan_new_rows_read_whole): a target whose
             rule counts rows again stops if a member that reads new_rows writes such a column; else the write logs it -#}
-        {{ return('/* lakeplan ' ~ ('changed_keys' if key else 'new_rows') ~ ' reads all of ' ~ relation ~ ' ('
-            ~ kind ~ '): ' ~ cause ~ ' */ ' ~ whole) }}
+        {{ return(lakeplan.lakeplan_whole_read_marker(key, relation, kind, cause) ~ whole) }}
     {%- endif -%}
     {%- set view = 'lakeplan_new_rows_' ~ local_md5(relation ~ '@' ~ consumed ~ '..' ~ current)[:12] -%}
     {%- if since_consumed | selectattr('changes_rows') | rejectattr('operation', 'equalto', 'append') | list == [] -%}
@@ -359,6 +358,12 @@
 {% macro lakeplan_new_rows_read_whole(text) %}
     {{ return(modules.re.findall('/\\* lakeplan (new_rows|changed_keys) reads all of (\\S+) \\((\\w+)\\): (.*?) \\*/',
         text)) }}
+{% endmacro %}
+
+{#- The comment that lakeplan_new_rows_read_whole reads: why `relation` is read whole (`kind`, `cause`). -#}
+{% macro lakeplan_whole_read_marker(key, relation, kind, cause) %}
+    {{ return('/* lakeplan ' ~ ('changed_keys' if key else 'new_rows') ~ ' reads all of ' ~ relation ~ ' (' ~ kind
+        ~ '): ' ~ cause ~ ' */ ') }}
 {% endmacro %}
 
 {#- Logs each input the SQL `text` of `name` reads whole, and why: once its write goes on. -#}

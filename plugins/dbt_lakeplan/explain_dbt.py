@@ -282,7 +282,9 @@ def model_report(node, error: str | None, live: dict[str, Any], manifest, spark)
         # next run lays out for delta mode is no error, the statement says why it has no plan
         unbuilt = [_unbuilt_input(s.get("error"), node, manifest) for s in entry["statements"]]
         for statement, sentence in zip(entry["statements"], unbuilt):
-            statement["error"] = sentence or _before_delta_layout(statement.get("error"), node, live) or statement.get("error")
+            sentence = sentence or _before_delta_layout(statement.get("error"), node, live)
+            if sentence:
+                statement["error"] = sentence
         entry["error"] = next(filter(None, unbuilt), None)
     entry["keyed"] = explain.keyed_report(live.get("keyed_inputs") or [], entry["shuffles"], error)
     if "partial_update" in plan:

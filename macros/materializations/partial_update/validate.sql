@@ -184,9 +184,9 @@
 {% endmacro %}
 
 {#- A member that reads new_rows of an input whole (its rows changed, or the snapshot the last write consumed
-    expired or left its history, or the table records none of it while the member's rows are in it) would send rows the target already holds: where the member writes a column whose
-    rule counts them again, the write stops with the fix before anything is written. Otherwise the write goes on,
-    and each whole reading is logged. -#}
+    expired or left its history, or the table records none of it while the member's rows are in it) would send rows
+    the target already holds: where the member writes a column whose rule counts them again, the write stops with
+    the fix before anything is written. Otherwise the write goes on, and each whole reading is logged. -#}
 {% macro lakeplan_check_whole_reads(write_groups, spec) %}
     {%- set members = write_groups | map(attribute='members') | sum(start=[]) -%}
     {%- for member in members -%}
